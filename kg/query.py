@@ -1,0 +1,168 @@
+"""SPARQL over the built graph with Oxigraph (pyoxigraph): named queries, safe bindings, output formats.
+
+``--bind`` values reach the engine as initial bindings (SEP-0007 substitutions), never as
+query text, so no value can change a query's structure.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kg.errors import InputError, QueryError
+
+__all__ = ["QueryResult", "find_query", "list_queries", "load_store", "parse_binding", "run_query", "format_result", "queries_dir"]
+
+RDF_FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".jsonld": "JSON_LD", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML", ".owl": "RDF_XML"}
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """A SELECT result (variables and rows of terms as strings), an ASK boolean, or triples."""
+
+    variables: tuple[str, ...] = ()
+    rows: tuple[tuple[str | None, ...], ...] = ()
+    boolean: bool | None = None
+    triples: tuple[tuple[str, str, str], ...] = ()
+    kind: str = "select"
+
+
+def queries_dir() -> Path:
+    """The ``queries/`` folder: in the working directory if there is one, else beside the package."""
+    here = Path.cwd() / "queries"
+    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "queries"
+
+
+def list_queries() -> dict[str, str]:
+    """Name -> first comment line of every ``.rq`` file in `queries_dir`."""
+    out = {}
+    for path in sorted(queries_dir().glob("*.rq")):
+        first = next((l.lstrip("# ").strip() for l in path.read_text(encoding="utf-8").splitlines() if l.startswith("#")), "")
+        out[path.stem] = first
+    return out
+
+
+def find_query(name: str | Path) -> Path:
+    """A query file: a path to a ``.rq`` file, or the bare name of one in ``queries/``."""
+    path = Path(name)
+    if path.suffix == ".rq" or path.exists():
+        if not path.is_file():
+            raise QueryError(f"{path}: no such query file")
+        return path
+    candidate = queries_dir() / f"{name}.rq"
+    if candidate.is_file():
+        return candidate
+    known = ", ".join(list_queries()) or "none"
+    raise QueryError(f"no query named {str(name)!r}; known queries: {known}")
+
+
+def load_store(graph: str | Path):
+    """An in-memory Oxigraph store holding the RDF file *graph* (Turtle, N-Triples, JSON-LD...)."""
+    import pyoxigraph as ox
+
+    path = Path(graph)
+    if not path.is_file():
+        raise InputError(f"{path}: no such graph file; run `kg build` first or pass --graph")
+    fmt = RDF_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError(f"{path}: unknown RDF format; use .ttl, .nt or .jsonld")
+    store = ox.Store()
+    try:
+        store.bulk_load(path=str(path), format=getattr(ox.RdfFormat, fmt))
+    except (SyntaxError, ValueError, OSError) as e:
+        raise InputError(f"{path}: cannot be read as RDF ({e})") from e
+    return store
+
+
+_LANG = re.compile(r'^"(.*)"@([A-Za-z]+(?:-[A-Za-z0-9]+)*)$', re.DOTALL)
+
+
+def parse_binding(text: str):
+    """``NAME=VALUE`` -> (name, pyoxigraph term). ``<iri>`` is an IRI, ``"text"@en`` a tagged
+    literal, an integer an ``xsd:integer``, ``"text"`` or anything else a plain string."""
+    import pyoxigraph as ox
+
+    name, sep, value = text.partition("=")
+    name = name.strip().lstrip("?$")
+    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise QueryError(f"--bind {text!r}: write NAME=VALUE, for example --bind concept='federated learning'")
+    if value.startswith("<") and value.endswith(">") and len(value) > 2:
+        try:
+            return name, ox.NamedNode(value[1:-1])
+        except ValueError as e:
+            raise QueryError(f"--bind {name}: {value} is not a valid IRI ({e})") from e
+    tagged = _LANG.match(value)
+    if tagged:
+        return name, ox.Literal(tagged.group(1), language=tagged.group(2))
+    if re.fullmatch(r"-?\d+", value):
+        return name, ox.Literal(value, datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    return name, ox.Literal(value)
+
+
+def _term(term) -> str | None:
+    if term is None:
+        return None
+    return term.value
+
+
+def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] = ()) -> QueryResult:
+    """Run a SPARQL query on *store* with initial *bindings* (name -> term, or NAME=VALUE strings)."""
+    import pyoxigraph as ox
+
+    if not isinstance(bindings, Mapping):
+        bindings = dict(parse_binding(b) for b in bindings)
+    substitutions = {ox.Variable(k): v for k, v in bindings.items()}
+    try:
+        result = store.query(query, substitutions=substitutions or None)
+    except SyntaxError as e:
+        raise QueryError(f"the query does not parse: {e}") from e
+    except (OSError, ValueError, RuntimeError) as e:
+        raise QueryError(f"the query failed: {e}") from e
+    if isinstance(result, ox.QueryBoolean):
+        return QueryResult(boolean=bool(result), kind="ask")
+    if isinstance(result, ox.QuerySolutions):
+        variables = tuple(v.value for v in result.variables)
+        rows = tuple(tuple(_term(sol[v]) for v in variables) for sol in result)
+        return QueryResult(variables=variables, rows=rows)
+    triples = tuple((str(t.subject), str(t.predicate), str(t.object)) for t in result)
+    return QueryResult(triples=triples, kind="construct")
+
+
+def format_result(result: QueryResult, fmt: str = "table") -> str:
+    """*result* as an aligned text table, CSV or JSON (SPARQL-results-like: head and bindings)."""
+    if result.kind == "ask":
+        if fmt == "json":
+            return json.dumps({"head": {}, "boolean": result.boolean}) + "\n"
+        return ("true" if result.boolean else "false") + "\n"
+    if result.kind == "construct":
+        return "".join(f"{s} {p} {o} .\n" for s, p, o in result.triples)
+    if fmt == "json":
+        bindings = [{v: x for v, x in zip(result.variables, row) if x is not None} for row in result.rows]
+        return json.dumps({"head": {"vars": list(result.variables)}, "results": {"bindings": bindings}}, ensure_ascii=False, indent=1) + "\n"
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(result.variables)
+        writer.writerows(["" if x is None else x for x in row] for row in result.rows)
+        return buffer.getvalue()
+    return _table(result.variables, result.rows)
+
+
+def _table(variables: Sequence[str], rows: Sequence[Sequence[str | None]], width: int = 60) -> str:
+    def cell(x: str | None) -> str:
+        text = "" if x is None else " ".join(x.split())
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    cells = [[cell(x) for x in row] for row in rows]
+    widths = [max([len(v)] + [len(r[i]) for r in cells]) for i, v in enumerate(variables)]
+    line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
+    out = [line(variables), line(["-" * w for w in widths])] + [line(r) for r in cells]
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(out) + "\n"
