@@ -18,8 +18,8 @@ __all__ = ["build", "query", "stats", "KGError", "InputError", "ModelError", "Ou
 
 
 def build(paths=("seeds",), out="outputs", **options):
-    """Build the graph of the abstracts under *paths* into *out*; see `kg.build.build`."""
-    from kg.build import build as _build
+    """Build the graph of the abstracts under *paths* into *out*; see `kg.pipeline.build`."""
+    from kg.pipeline import build as _build
 
     return _build(paths, out, **options)
 
@@ -29,7 +29,7 @@ def query(query, *, graph="outputs/graph.ttl", bind=()):
 
     *bind* holds ``NAME=VALUE`` strings or a name -> pyoxigraph term mapping.
     """
-    from kg.query import find_query, load_store, run_query
+    from kg.sparql import find_query, load_store, run_query
 
     text = find_query(query).read_text(encoding="utf-8")
     return run_query(load_store(graph), text, bind)

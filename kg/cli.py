@@ -75,7 +75,7 @@ def build(paths, out, base, top_n, diversity, quiet) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 def query(query, graph, bindings, fmt) -> None:
     """Run a SPARQL query: a .rq file or the name of one in queries/ (e.g. top-concepts)."""
-    from kg.query import format_result
+    from kg.sparql import format_result
 
     result = kg.query(query, graph=graph, bind=bindings)
     click.echo(format_result(result, fmt), nl=False)
@@ -101,7 +101,7 @@ def stats(graph, as_json) -> None:
 @cli.command(name="queries")
 def list_queries() -> None:
     """List the named queries in queries/."""
-    from kg.query import list_queries as known
+    from kg.sparql import list_queries as known
 
     for name, summary in known().items():
         click.echo(f"{name:28} {summary}")

@@ -69,7 +69,8 @@ _WEAK = frozenset(
     such other same certain specific particular additional further main key first second third
     last simple general typical common standard usual own important significant substantial
     promising proposed empirical strong powerful better best good large small broad wide
-    numerous multiple single few little much more most less least high low great""".split()
+    numerous multiple single few little much more most less least high low great
+    the a an this that these those our their its his her my your we they it""".split()
 )
 
 _BRITISH = {
@@ -92,7 +93,8 @@ _UNCHANGED_S = frozenset(
     dynamics robotics kinetics genetics ethics linguistics semantics logistics graphics
     diagnosis hypothesis synthesis thesis axis chassis tennis corpus status virus radius focus
     bus plus consensus census campus apparatus nexus bonus minus chaos cos sas its this thus
-    always perhaps across whereas various previous numerous less unless""".split()
+    always perhaps across whereas various previous numerous less unless atlas canvas alias
+    pandas""".split()
 )
 _IRREGULAR = {
     "indices": "index", "matrices": "matrix", "vertices": "vertex", "appendices": "appendix",
@@ -103,7 +105,9 @@ _IRREGULAR = {
     "selves": "self", "theses": "thesis", "syntheses": "synthesis", "diagnoses": "diagnosis",
     "corpora": "corpus", "genera": "genus", "optima": "optimum", "maxima": "maximum", "minima": "minimum",
     "spectra": "spectrum", "formulae": "formula", "automata": "automaton", "curricula": "curriculum",
-    "strata": "stratum", "media": "medium",
+    "strata": "stratum", "media": "medium", "biases": "bias", "aliases": "alias", "atlases": "atlas",
+    "canvases": "canvas", "lenses": "lens", "gases": "gas", "buses": "bus", "statuses": "status",
+    "viruses": "virus", "consensuses": "consensus", "corpuses": "corpus", "focuses": "focus",
 }
 
 
@@ -145,11 +149,16 @@ def normalize_phrase(phrase: str) -> str:
     >>> normalize_phrase(normalize_phrase("LLMs"))
     'llm'
     """
-    words = [w.lower() for w in _words(phrase)]
-    words = [_BRITISH.get(w) or _BRITISH_SUFFIX.sub(lambda m: "iz" + m.group(1), w) for w in words]
-    if words:
-        words[-1] = singularize(words[-1])
-    return " ".join(words)
+    previous, key = None, phrase
+    while key != previous:  # a fixed point, so that normalizing twice changes nothing
+        previous = key
+        # a plural acronym (ReLUs, GANs) loses its s before case goes
+        words = [(w[:-1] if len(w) > 2 and w.endswith("s") and w[-2].isupper() else w).lower() for w in _words(key)]
+        words = [_BRITISH.get(w) or _BRITISH_SUFFIX.sub(lambda m: "iz" + m.group(1), w) for w in words]
+        if words:
+            words[-1] = singularize(words[-1])
+        key = " ".join(w for w in (_STRIP.sub("", w) for w in words) if w)
+    return key
 
 
 def is_filler(phrase: str) -> bool:
@@ -322,6 +331,6 @@ def _preferred_label(forms: Counter) -> str:
     def rank(item):
         form, n = item
         acronym_words = sum(is_acronym(w) for w in form.split())
-        return (acronym_words, -n, len(form), form)
+        return (acronym_words, -n, form != form.lower(), "-" not in form, len(form), form)
 
     return sorted(forms.items(), key=rank)[0][0]

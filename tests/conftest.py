@@ -1,0 +1,113 @@
+"""Shared fixtures: the real packaged model (loaded once), a fast deterministic embedder,
+one real build of the seeds, and a CLI runner that goes through `kg.cli.main`."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT / "seeds"
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    """The packaged all-MiniLM-L6-v2, checked against its sha256 and loaded once."""
+    from kg.embed import load_embedder
+
+    return load_embedder()
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    from kg.extract import load_nlp
+
+    return load_nlp()
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder: fast tests of everything around the model."""
+
+    name = "test/hash-embedder"
+    max_tokens = 64
+
+    def _vector(self, text: str) -> np.ndarray:
+        v = np.zeros(64, dtype=np.float32)
+        for word in text.lower().split():
+            h = int(hashlib.md5(word.encode()).hexdigest(), 16)
+            v[h % 64] += 1.0 if (h >> 7) % 2 else -1.0
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    def embed(self, texts):
+        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, 64), dtype=np.float32)
+
+    def count_tokens(self, texts):
+        return [len(t.split()) for t in texts]
+
+
+@pytest.fixture(scope="session")
+def hash_embedder():
+    return HashEmbedder()
+
+
+@pytest.fixture(scope="session")
+def seeds_build(tmp_path_factory, real_embedder, nlp):
+    """One real build of the two seed files (real model, real spaCy), shared by the suite."""
+    import kg
+
+    out = tmp_path_factory.mktemp("seeds-build")
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = kg.build(["seeds"], out, embedder=real_embedder, nlp=nlp)
+    finally:
+        os.chdir(cwd)
+    return result
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(monkeypatch):
+    """Run ``kg ARGS`` in-process through `kg.cli.main`: exit code, stdout, stderr."""
+
+    def run(*args: str, cwd: Path | None = None) -> Run:
+        from kg.cli import main
+
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        out, err = io.StringIO(), io.StringIO()
+        code = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(args))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        return Run(code, out.getvalue(), err.getvalue())
+
+    return run
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A scratch project folder with queries/ copied in, as the working directory."""
+    shutil.copytree(ROOT / "queries", tmp_path / "queries")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -1,0 +1,88 @@
+"""End to end: the real model over the seeds, every output checked."""
+
+import json
+
+import pytest
+from rdflib import Graph
+from rdflib.compare import isomorphic
+
+import kg
+from kg.pipeline import OUTPUT_FILES
+
+pytestmark = pytest.mark.model
+
+
+def test_build_writes_every_output(seeds_build):
+    assert sorted(p.name for p in seeds_build.out.iterdir()) == sorted(OUTPUT_FILES)
+    stats = json.loads((seeds_build.out / "stats.json").read_text())
+    assert stats["papers"] == 38 and stats["input"]["records_read"] == 38
+    assert stats["concepts"] > 100 and stats["paper_concept_edges"] >= 38 * 5
+    assert stats["shared_concepts"] >= 5 and stats["papers_without_concepts"] == 0
+    assert 0 < stats["largest_component_paper_share"] <= 1
+    assert stats["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_keyphrases_jsonl_has_one_record_per_paper_in_input_order(seeds_build):
+    records = [json.loads(l) for l in (seeds_build.out / "keyphrases.jsonl").read_text().splitlines()]
+    assert len(records) == 38
+    assert list(records[0]) == ["id", "source_id", "label", "venue", "year", "sources", "keyphrases"]
+    assert records[0]["sources"] == [{"file": "seeds/000_81580565b26117f2.txt", "paragraph": 2}]
+    assert records[-1]["venue"] == "ICLR" and records[0]["venue"] == "ICML"
+    G = seeds_build.graph
+    for r in records:
+        assert [k["rank"] for k in r["keyphrases"]] == list(range(1, len(r["keyphrases"]) + 1))
+        for k in r["keyphrases"]:
+            assert set(k) == {"phrase", "concept", "score", "rank"}
+            assert G.nodes[k["concept"]]["kind"] == "concept" and G.has_edge(f"paper:{r['id']}", k["concept"])
+
+
+def test_labels_name_the_method_an_abstract_introduces(seeds_build):
+    labels = {d["label"] for _, d in seeds_build.graph.nodes(data=True) if d["kind"] == "paper"}
+    assert {"OVLR", "LOZO+", "SPECTRA", "IRESET", "Atom Theory", "SafeDPO"} <= labels
+
+
+def test_variants_meet_at_one_concept(seeds_build):
+    G = seeds_build.graph
+    llm = [n for n, d in G.nodes(data=True) if d["kind"] == "concept" and d["key"] == "large language model"]
+    assert len(llm) == 1 and G.nodes[llm[0]]["papers"] >= 3
+    assert "LLMs" in G.nodes[llm[0]]["alt_labels"]
+
+
+def test_rdf_parses_back_and_formats_agree(seeds_build):
+    import pyoxigraph
+
+    ttl = Graph().parse(seeds_build.out / "graph.ttl", format="turtle")
+    nt = Graph().parse(seeds_build.out / "graph.nt", format="nt")
+    jsonld = Graph().parse(seeds_build.out / "graph.jsonld", format="json-ld")
+    assert len(ttl) > 1000 and isomorphic(ttl, nt) and isomorphic(ttl, jsonld)
+    store = pyoxigraph.Store()
+    store.bulk_load(path=str(seeds_build.out / "graph.nt"), format=pyoxigraph.RdfFormat.N_TRIPLES)
+    assert len(store) == len(ttl)
+
+
+def test_built_graph_conforms_to_the_shacl_shapes(seeds_build):
+    from pyshacl import validate
+
+    from conftest import ROOT
+
+    data = Graph().parse(seeds_build.out / "graph.ttl", format="turtle")
+    shapes = Graph().parse(ROOT / "shapes" / "kg.shacl.ttl", format="turtle")
+    conforms, _, text = validate(data, shacl_graph=shapes, advanced=True)
+    assert conforms, text
+
+
+def test_top_concepts_are_shared_by_several_papers(seeds_build, run_cli, project):
+    result = run_cli("query", "top-concepts", "--graph", str(seeds_build.out / "graph.ttl"), "--format", "csv")
+    assert result.code == 0, result.err
+    rows = result.out.splitlines()[1:]
+    counts = [int(r.rsplit(",", 1)[1]) for r in rows]
+    assert counts[0] >= 3 and sum(c >= 2 for c in counts) >= 5
+
+
+def test_rebuild_is_byte_identical(seeds_build, real_embedder, nlp, tmp_path, monkeypatch):
+    from conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    again = kg.build(["seeds"], tmp_path, embedder=real_embedder, nlp=nlp)
+    for name in ("graph.nt", "graph.ttl", "keyphrases.jsonl", "graph.jsonld", "graph.json", "graph.html", "stats.json"):
+        assert (again.out / name).read_bytes() == (seeds_build.out / name).read_bytes(), name

@@ -1,0 +1,96 @@
+"""The command line: help, README coverage, errors as one line with their exit code."""
+
+import re
+
+import pytest
+
+from conftest import ROOT
+
+COMMANDS = ["build", "query", "stats", "queries"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help_and_is_in_the_readme(run_cli, command):
+    result = run_cli(command, "--help")
+    assert result.code == 0 and "Usage: kg " + command in result.out
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(rf"\bkg {command}\b", readme), f"README does not show `kg {command}`"
+
+
+def test_help_is_instant_without_heavy_imports():
+    import subprocess
+    import sys
+
+    code = "import sys, kg.cli; heavy = {'torch', 'sentence_transformers', 'spacy', 'pyvis', 'keybert', 'rdflib'} & set(sys.modules); print(sorted(heavy))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_python_dash_m_kg_works():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "kg", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "build" in result.stdout
+
+
+def test_build_of_a_missing_path_is_one_line_and_exit_2(run_cli, tmp_path):
+    result = run_cli("build", str(tmp_path / "missing"), "--out", str(tmp_path / "out"))
+    assert result.code == 2
+    assert result.err == f"error: {tmp_path / 'missing'}: no such file or folder; give abstract-list files or folders of them\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_build_of_an_empty_file(run_cli, tmp_path):
+    (tmp_path / "empty.txt").write_text("")
+    result = run_cli("build", str(tmp_path / "empty.txt"), "--out", str(tmp_path / "out"))
+    assert result.code == 2 and result.err.startswith("error: ") and "empty.txt: empty file; put a header line" in result.err
+
+
+def test_bad_base_iri(run_cli, tmp_path):
+    (tmp_path / "a.txt").write_text("ICML 2026\n\nGraph neural networks for molecules.\n")
+    result = run_cli("build", str(tmp_path / "a.txt"), "--out", str(tmp_path / "o"), "--base", "not an iri")
+    assert result.code == 1 and result.err == "error: base IRI 'not an iri' is not an absolute http(s) IRI ending in '/' or '#'; give one such as https://example.org/kg/\n"
+
+
+def test_query_errors(run_cli, project, tmp_path):
+    graph = tmp_path / "g.ttl"
+    graph.write_text("@prefix s: <https://schema.org/> . <http://x/p> a s:ScholarlyArticle ; s:name \"P\" .\n")
+    unknown = run_cli("query", "no-such-query", "--graph", str(graph))
+    assert unknown.code == 4 and unknown.err.startswith("error: no query named 'no-such-query'; known queries: ")
+    bad = tmp_path / "bad.rq"
+    bad.write_text("SELECT ?x WHERE { ?x ")
+    parsed = run_cli("query", str(bad), "--graph", str(graph))
+    assert parsed.code == 4 and parsed.err.startswith("error: the query does not parse: ")
+    missing = run_cli("query", "top-concepts", "--graph", str(tmp_path / "none.ttl"))
+    assert missing.code == 2 and "none.ttl: no such graph file; run `kg build` first or pass --graph" in missing.err
+    binding = run_cli("query", "top-concepts", "--graph", str(graph), "--bind", "no equals sign")
+    assert binding.code == 4 and "write NAME=VALUE" in binding.err
+
+
+def test_query_formats(run_cli, project, tmp_path):
+    graph = tmp_path / "g.ttl"
+    graph.write_text('<http://x/a> <http://x/name> "A, \\"quoted\\"" .\n<http://x/b> <http://x/name> "B" .\n')
+    q = tmp_path / "names.rq"
+    q.write_text("# names\nSELECT ?s ?name WHERE { ?s <http://x/name> ?name } ORDER BY ?name")
+    table = run_cli("query", str(q), "--graph", str(graph))
+    assert table.out.splitlines()[0].split() == ["s", "name"] and table.out.rstrip().endswith("(2 rows)")
+    csv_out = run_cli("query", str(q), "--graph", str(graph), "--format", "csv")
+    assert csv_out.out == 's,name\nhttp://x/a,"A, ""quoted"""\nhttp://x/b,B\n'
+    js = run_cli("query", str(q), "--graph", str(graph), "--format", "json", "--bind", "name=B")
+    import json
+
+    assert json.loads(js.out) == {"head": {"vars": ["s", "name"]}, "results": {"bindings": [{"s": "http://x/b", "name": "B"}]}}
+
+
+def test_stats_of_a_missing_graph(run_cli, tmp_path):
+    result = run_cli("stats", "--graph", str(tmp_path / "graph.json"))
+    assert result.code == 2 and "graph.json: no such file; run `kg build` first" in result.err
+
+
+@pytest.mark.model
+def test_stats_prints_figures_and_top_concepts(run_cli, seeds_build):
+    result = run_cli("stats", "--graph", str(seeds_build.out))
+    assert result.code == 0
+    assert "papers: 38" in result.out and "top concepts:" in result.out
+    assert len(result.out.split("top concepts:")[1].strip().splitlines()) == 10

@@ -1,0 +1,83 @@
+from hypothesis import given, settings, strategies as st
+
+from kg.concepts import concept_slug, is_filler, merge_concepts, normalize_phrase
+
+
+def key(phrase):
+    return normalize_phrase(phrase)
+
+
+def test_case_plural_hyphen_and_spelling_variants_share_a_key():
+    assert key("Zeroth-Order Optimization") == key("zeroth order optimization") == key("zeroth-order optimisation")
+    assert key("large language models") == key("Large Language Model")
+    assert key("neighbourhood graphs") == key("neighborhood graph")
+    assert key("policies") == key("policy") and key("analyses") == key("analysis")
+
+
+def test_different_concepts_keep_different_keys():
+    pairs = [("adversarial training", "adversarial attacks"), ("federated learning", "federated adversarial learning"),
+             ("gradient descent", "gradient clipping"), ("bias", "bia")]
+    for a, b in pairs:
+        assert key(a) != key(b)
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=300, deadline=None)
+def test_normalization_is_idempotent(text):
+    assert normalize_phrase(normalize_phrase(text)) == normalize_phrase(text)
+
+
+@given(st.text(min_size=1, max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_slugs_are_iri_safe(text):
+    slug = concept_slug(normalize_phrase(text) or "x")
+    assert slug and all(c.isascii() and (c.isalnum() or c == "-") for c in slug)
+
+
+def test_generic_filler_never_is_a_concept():
+    for phrase in ["paper", "approach", "methods", "results", "work", "experiments", "framework", "the proposed method",
+                   "extensive experiments", "novel framework"]:
+        assert is_filler(phrase), phrase
+    for phrase in ["learning framework", "gradient descent", "federated learning"]:
+        assert not is_filler(phrase), phrase
+
+
+def test_acronym_joins_its_expansion_across_papers():
+    index = merge_concepts([
+        ("p1", ["large language models (LLMs)", "zeroth-order optimization"], [("LLMs", "large language models"), ("ZO", "zeroth-order")]),
+        ("p2", ["LLMs", "ZO optimization", "fine-tuning"], []),
+        ("p3", ["LLM", "Zeroth Order Optimization"], []),
+    ])
+    a = index.assignment
+    assert a[("p2", "LLMs")] == a[("p3", "LLM")]
+    assert a[("p2", "ZO optimization")] == a[("p1", "zeroth-order optimization")] == a[("p3", "Zeroth Order Optimization")]
+    concept = index.by_id()[a[("p2", "ZO optimization")]]
+    assert concept.label == "zeroth-order optimization"
+    assert set(concept.alt_labels) >= {"ZO optimization", "Zeroth Order Optimization"} and len(concept.papers) == 3
+    llm = index.by_id()[a[("p2", "LLMs")]]
+    assert llm.label == "large language model" and "LLMs" in llm.alt_labels
+
+
+def test_an_acronym_the_corpus_defines_two_ways_is_left_alone():
+    index = merge_concepts([
+        ("p1", ["LR"], [("LR", "likelihood ratio")]),
+        ("p2", ["LR"], [("LR", "learning rate")]),
+        ("p3", ["LR schedules"], []),
+    ])
+    a = index.assignment
+    assert a[("p1", "LR")] != a[("p2", "LR")]
+    assert index.by_id()[a[("p3", "LR schedules")]].key == "lr schedule"
+
+
+def test_broader_concepts_from_heads():
+    index = merge_concepts([
+        ("p1", ["zeroth-order optimization"], []),
+        ("p2", ["black-box optimization", "optimization"], []),
+        ("p3", ["deep neural networks"], []),
+        ("p4", ["graph neural networks"], []),
+    ])
+    by_key = {c.key: c for c in index.concepts}
+    assert by_key["zeroth order optimization"].broader == ("optimization",)
+    assert by_key["deep neural network"].broader == ("neural-network",)
+    assert by_key["neural network"].papers == ()  # implied by two narrower concepts of two papers
+    assert by_key["optimization"].broader == ()

@@ -1,0 +1,85 @@
+"""Extraction on the real packaged model and spaCy pipeline (marked `model`)."""
+
+import re
+
+import numpy as np
+import pytest
+
+from kg.embed import MODEL_SHA256, file_sha256, model_path, verify_model
+from kg.errors import ModelError
+from kg.extract import Settings, candidates_of, embed_documents, extract_keyphrases
+
+pytestmark = pytest.mark.model
+
+
+def test_the_packaged_model_is_the_published_one(real_embedder):
+    assert file_sha256(model_path() / "model.safetensors") == MODEL_SHA256
+    vectors = real_embedder.embed(["federated learning", "federated learning", "protein folding"])
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert float(vectors[0] @ vectors[1]) > 0.999 and float(vectors[0] @ vectors[2]) < 0.5
+
+
+def test_a_model_that_does_not_match_its_checksum_is_refused(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"not the weights")
+    with pytest.raises(ModelError, match=r"model\.safetensors: sha256 [0-9a-f]{64} does not match the published all-MiniLM-L6-v2 weights"):
+        verify_model(tmp_path)
+    with pytest.raises(ModelError, match="model weights missing"):
+        verify_model(tmp_path / "nowhere")
+
+
+def test_candidates_are_noun_phrases_never_crossing_a_verb(nlp):
+    text = ("Federated Adversarial Learning enhances model robustness. Experiments on LLM pretraining show SPECTRA "
+            "improves validation loss. We prove that SVD identifies correct NN under node deletions. Edge modifications "
+            "make a scratch update infeasible.")
+    phrases = [c.phrase for c in candidates_of(nlp(text))]
+    assert "federated adversarial learning" in phrases and "model robustness" in phrases
+    for bad in ["fal enhances model", "learning enhances", "pretraining show", "svd identifies", "node deletions edge",
+                "scratch update infeasible"]:
+        assert not any(bad in p.lower() for p in phrases), (bad, phrases)
+
+
+def test_hyphenated_compounds_and_acronyms_stay_whole(nlp):
+    phrases = [c.phrase for c in candidates_of(nlp("We study zeroth-order optimization with threshold-activated sparse autoencoders in LLMs."))]
+    assert "zeroth-order optimization" in phrases
+    assert "threshold-activated sparse autoencoders" in phrases
+    assert "LLMs" in phrases
+
+
+def test_seed_keyphrases_are_well_formed(seeds_build):
+    import json
+
+    lines = (seeds_build.out / "keyphrases.jsonl").read_text().splitlines()
+    phrases = [k["phrase"] for line in lines for k in json.loads(line)["keyphrases"]]
+    assert len(phrases) >= 38 * 5
+    verbs = re.compile(r"\b(enhances|show|shows|identifies|is|are|was|were|we|our|this|that)\b", re.I)
+    assert not [p for p in phrases if verbs.search(p)]
+    assert not [p for p in phrases if p.lower() in {"paper", "approach", "method", "results", "work", "experiments", "framework"}]
+
+
+def test_the_tail_of_a_long_abstract_counts(real_embedder, nlp):
+    head = " ".join(["Graph neural networks learn representations of molecules by passing messages along chemical bonds."] * 30)
+    tail = "Finally, we apply protein structure prediction to enzyme design."
+    doc = nlp(head + " " + tail)
+    sentences = [s.text for s in doc.sents]
+    assert real_embedder.count_tokens([doc.text])[0] > real_embedder.max_tokens
+    pooled = embed_documents([doc.text], [sentences], real_embedder)[0]
+    truncated = real_embedder.embed([doc.text])[0]  # what the model alone sees: the first 256 word pieces
+    probe = real_embedder.embed(["protein structure prediction for enzyme design"])[0]
+    assert float(pooled @ probe) > float(truncated @ probe) + 0.02
+    found = extract_keyphrases([("p", head + " " + tail)], real_embedder, nlp=nlp, settings=Settings(top_n=10))
+    assert any("protein" in k.phrase or "enzyme" in k.phrase for k in found[0].keyphrases)
+
+
+def test_extraction_returns_one_list_per_document_even_for_one(real_embedder, nlp):
+    one = extract_keyphrases([("a", "Graph neural networks for molecules.")], real_embedder, nlp=nlp)
+    assert len(one) == 1 and one[0].keyphrases[0].rank == 1
+    none = extract_keyphrases([("b", "It is what it is, and so it goes.")], real_embedder, nlp=nlp)
+    assert none[0].keyphrases == ()
+
+
+def test_scores_are_ranked_best_first(real_embedder, nlp):
+    found = extract_keyphrases([("a", "Sharpness-aware minimization improves the generalization of deep neural networks "
+                                      "by seeking flat minima of the loss landscape.")], real_embedder, nlp=nlp)[0]
+    scores = [k.score for k in found.keyphrases]
+    assert scores == sorted(scores, reverse=True) and [k.rank for k in found.keyphrases] == list(range(1, len(scores) + 1))
