@@ -38,8 +38,7 @@ def build(paths, out, base, top_n, diversity, quiet) -> None:
 
     def on_start(report):
         nonlocal bar
-        for w in report.warnings:
-            click.echo(f"warning: {w}", err=True)
+        _echo_warnings(report.warnings)
         if not quiet:
             from tqdm import tqdm
 
@@ -55,9 +54,7 @@ def build(paths, out, base, top_n, diversity, quiet) -> None:
     finally:
         if bar is not None:
             bar.close()
-    for w in result.warnings:
-        if w.reason == "no_concepts":
-            click.echo(f"warning: {w}", err=True)
+    _echo_warnings([w for w in result.warnings if w.reason == "no_concepts"])
     if not quiet:
         s = result.stats
         click.echo(
@@ -66,6 +63,23 @@ def build(paths, out, base, top_n, diversity, quiet) -> None:
             f"{s['papers_sharing_a_concept']} of {s['papers']} papers share a concept"
         )
         click.echo(f"wrote {', '.join(p.name for p in result.files)} to {result.out}/")
+
+
+WARNINGS_SHOWN = 10
+
+
+def _echo_warnings(warnings) -> None:
+    """Each warning on its own line, at most WARNINGS_SHOWN of a kind; the rest counted."""
+    from collections import Counter
+
+    seen: Counter = Counter()
+    for w in warnings:
+        seen[w.reason] += 1
+        if seen[w.reason] <= WARNINGS_SHOWN:
+            click.echo(f"warning: {w}", err=True)
+    for reason, n in sorted(seen.items()):
+        if n > WARNINGS_SHOWN:
+            click.echo(f"warning: … and {n - WARNINGS_SHOWN} more of this kind ({reason}); stats.json counts them all", err=True)
 
 
 @cli.command()

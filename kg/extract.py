@@ -35,6 +35,7 @@ class Settings:
     diversity: float = 0.4
     use_mmr: bool = True
     max_words: int = 5
+    shortlist: int = 100  # candidates per document that MMR considers (the most similar ones)
 
     def fingerprint(self, model: str) -> str:
         payload = json.dumps({"model": model, "spacy": SPACY_MODEL, **asdict(self)}, sort_keys=True)
@@ -222,6 +223,20 @@ def _keybert(embedder):
     return KeyBERT(model=model) if model is not None else None
 
 
+def _shortlist(by_index, keys, doc_embeddings, embeddings, row, limit: int):
+    """Each document's candidates cut to the *limit* most similar to it (MMR is quadratic
+    in the candidates: a 1 MB abstract must not make it explode), first-occurrence order kept."""
+    out = {}
+    for i, key in enumerate(keys):
+        phrases = by_index[key]
+        if len(phrases) > limit:
+            sims = embeddings[[row[p] for p in phrases]] @ doc_embeddings[i]
+            keep = set(np.argsort(-sims, kind="stable")[:limit].tolist())
+            phrases = [p for j, p in enumerate(phrases) if j in keep]
+        out[key] = phrases
+    return out
+
+
 def extract_keyphrases(
     items: Sequence[tuple[str, str]],
     embedder,
@@ -259,11 +274,14 @@ def _extract_batch(batch, embedder, settings: Settings, nlp) -> list[PaperKeyphr
     vocabulary = sorted({p for phrases in by_index.values() for p in phrases})
     ranked: list[list[tuple[str, float]]] = [[] for _ in batch]
     if vocabulary:
+        doc_embeddings = embed_documents(texts, sentences, embedder)
+        all_embeddings = embedder.embed(vocabulary)
+        row = {w: i for i, w in enumerate(vocabulary)}
+        by_index = _shortlist(by_index, keys, doc_embeddings, all_embeddings, row, settings.shortlist)
         vectorizer = CountVectorizer(analyzer=lambda key: by_index[key], lowercase=False)
         vectorizer.fit(keys)
         words = list(vectorizer.get_feature_names_out())
-        doc_embeddings = embed_documents(texts, sentences, embedder)
-        word_embeddings = embedder.embed(words)
+        word_embeddings = all_embeddings[[row[w] for w in words]]
         keybert = _keybert(embedder)
         if keybert is not None:
             found = keybert.extract_keywords(

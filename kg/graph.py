@@ -125,6 +125,8 @@ def _add_cooccurrence(G: nx.Graph) -> None:
         if d["kind"] == "subject":
             bipartite_view.add_edge(u, v)
     concepts = [n for n in bipartite_view if n.startswith("concept:")]
+    if not concepts:
+        return
     projected = bipartite.weighted_projected_graph(bipartite_view, concepts)
     for u, v, d in projected.edges(data=True):
         a, b = sorted((u, v))

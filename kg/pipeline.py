@@ -79,16 +79,19 @@ def _atomic_write_all(out: Path, contents: dict[str, str]) -> list[Path]:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"{out}: cannot create the output folder ({e.strerror})") from e
+    for name in contents:  # temporary files a killed build left behind
+        for stale in out.glob(f".{name}.*.tmp"):
+            stale.unlink(missing_ok=True)
     staged: list[tuple[Path, Path]] = []
     try:
         for name, text in contents.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
+            staged.append((Path(tmp), out / name))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, 0o666 & ~_umask())
-            staged.append((Path(tmp), out / name))
         for tmp, final in staged:
             os.replace(tmp, final)
     except OSError as e:

@@ -1,0 +1,116 @@
+"""Hostile and odd input: nothing crashes, nothing is lost, nothing unsafe is written."""
+
+import json
+import os
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from rdflib import Graph
+from rdflib.compare import isomorphic
+
+import kg
+from kg.concepts import merge_concepts
+from kg.extract import extract_keyphrases
+from kg.graph import build_graph
+from kg.rdf import serialize, to_rdf
+from kg.sources import read_papers
+
+NASTY = ('<script>alert("x")</script> <img src=x onerror=alert(1)> "double" \'single\' """triple""" \\back\\slash '
+         '> < & \u201ccurly\u201d 中文摘要 العربية Ελληνικά \U0001f600 graph neural networks')
+
+
+def graph_of(paths, embedder, nlp):
+    report = read_papers(paths)
+    found = extract_keyphrases([(p.id, p.document) for p in report.papers], embedder, nlp=nlp)
+    index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found])
+    return report, build_graph(report.papers, found, index, {p.id: p.id for p in report.papers})
+
+
+def round_trips(G):
+    g = to_rdf(G)
+    for fmt, parse_as in (("turtle", "turtle"), ("nt", "nt"), ("json-ld", "json-ld")):
+        back = Graph().parse(data=serialize(g, fmt), format=parse_as)
+        assert isomorphic(g, back), fmt
+
+
+@given(st.text(min_size=1, max_size=300).filter(lambda t: any(c.isalnum() for c in t)))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_text_as_an_abstract_builds_and_round_trips(tmp_path, hash_embedder, nlp, text):
+    f = tmp_path / "any.jsonl"
+    f.write_text(json.dumps({"abstract": text, "title": text[:20], "venue": text[:10]}) + "\n", encoding="utf-8")
+    report, G = graph_of([f], hash_embedder, nlp)
+    assert len(report.papers) == 1
+    paper = G.nodes[f"paper:{report.papers[0].id}"]
+    assert paper["abstract"] == " ".join(text.split()) or paper["abstract"]  # white space is normalized, text kept
+    round_trips(G)
+
+
+def test_markup_and_scripts_stay_text_everywhere(tmp_path, hash_embedder, nlp):
+    f = tmp_path / "nasty.txt"
+    f.write_text(f"ICML 2026 Papers\n\n{NASTY}\n\nA second abstract about message passing in graph neural networks.\n", encoding="utf-8")
+    result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
+    page = (result.out / "graph.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in page and "<img src=x" not in page
+    g = Graph().parse(result.out / "graph.ttl", format="turtle")
+    abstracts = {str(o) for o in g.objects(None, __import__("rdflib").URIRef("https://schema.org/abstract"))}
+    assert " ".join(NASTY.split()) in abstracts  # the original, exactly
+    round_trips(result.graph)
+
+
+def test_an_abstract_with_no_noun_phrase_is_kept_and_said(tmp_path, hash_embedder, nlp, run_cli):
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026 Papers\n\nIt is what it is, and so it goes.\n\nGraph neural networks pass messages.\n")
+    result = run_cli("build", str(f), "--out", str(tmp_path / "out"), "-q")
+    assert result.code == 0, result.err
+    assert "paragraph 2 (line 3): no noun phrase found; paper p" in result.err and "is kept with no concepts" in result.err
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["papers"] == 2 and stats["papers_without_concepts"] == 1 and stats["input"]["warnings"] == {"no_concepts": 1}
+
+
+def test_a_one_megabyte_abstract(tmp_path, hash_embedder, nlp):
+    sentence = "We study sparse attention for long documents with linear memory in transformer models. "
+    f = tmp_path / "big.txt"
+    f.write_text("ICLR 2026 Papers\n\n" + sentence * (1_000_000 // len(sentence) + 1) + "\n")
+    assert f.stat().st_size > 1_000_000
+    result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
+    assert result.stats["papers"] == 1 and result.stats["paper_concept_edges"] > 0
+
+
+def test_ten_thousand_one_word_paragraphs(tmp_path, hash_embedder, nlp):
+    words = [f"topic{i}" for i in range(10_000)]
+    f = tmp_path / "many.txt"
+    f.write_text("NeurIPS 2025\n\n" + "\n\n".join(words) + "\n")
+    result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
+    assert result.stats["papers"] == 10_000 and result.stats["input"]["records_read"] == 10_000
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_interruption_at_any_write_leaves_whole_outputs(tmp_path, hash_embedder, nlp, monkeypatch, seed):
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    out = tmp_path / "out"
+    kg.build([f], out, embedder=hash_embedder, nlp=nlp)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n\nDiffusion models generate images.\n")
+    stop_at = random.Random(seed).randrange(1, 15)
+    calls = {"n": 0}
+    real_replace, real_fsync = os.replace, os.fsync
+
+    def interrupt(*args):
+        calls["n"] += 1
+        if calls["n"] == stop_at:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(os, "replace", lambda *a: (interrupt(), real_replace(*a))[1])
+    monkeypatch.setattr(os, "fsync", lambda *a: (interrupt(), real_fsync(*a))[1])
+    try:
+        kg.build([f], out, embedder=hash_embedder, nlp=nlp)
+    except KeyboardInterrupt:
+        pass
+    monkeypatch.undo()
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(after) == set(before)  # no temporary file left, none missing
+    for name, data in after.items():  # each file is the old one or a complete new one
+        if data != before[name]:
+            fresh = kg.build([f], tmp_path / "fresh", embedder=hash_embedder, nlp=nlp)
+            assert data == (fresh.out / name).read_bytes(), name
