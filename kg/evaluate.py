@@ -81,7 +81,7 @@ def document_text(title: str, abstract: str) -> str:
     from kg.clean import clean_text
     from kg.sources import Paper
 
-    return Paper(id="", abstract=abstract, text=clean_text(abstract), title=title or None).document
+    return Paper(id="", abstract=abstract, text=clean_text(abstract), title=title or None).document.strip()
 
 
 # --- reading gold data -------------------------------------------------------------------------

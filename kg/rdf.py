@@ -64,9 +64,10 @@ def _is_code(url: str) -> bool:
     return host in CODE_HOSTS
 
 
-def to_rdf(G: nx.Graph, *, base: str = DEFAULT_BASE) -> Graph:
-    """The RDF graph of *G* under the *base* IRI. IRIs depend only on content ids."""
-    base = check_base(base)
+def to_rdf(G: nx.Graph, *, base: str | None = None) -> Graph:
+    """The RDF graph of *G* under the *base* IRI (by default the one *G* was built with).
+    IRIs depend only on content ids."""
+    base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
     ns = Namespace(base)
     g = Graph(bind_namespaces="none")
     for prefix, namespace in (("schema", SDO), ("skos", SKOS), ("dcterms", DCTERMS), ("prov", PROV), ("xsd", XSD),

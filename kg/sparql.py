@@ -1,7 +1,9 @@
 """SPARQL over the built graph with Oxigraph (pyoxigraph): named queries, safe bindings, output formats.
 
-``--bind`` values reach the engine as initial bindings (SEP-0007 substitutions), never as
-query text, so no value can change a query's structure.
+``--bind`` values reach the engine as initial bindings (pyoxigraph's SEP-0007
+substitutions), never as query text, so no value can change a query's structure. In
+pyoxigraph only variables the query projects can be bound, and ``BOUND()`` does not see a
+substituted value: the queries in ``queries/`` are written for that.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class QueryResult:
 
     variables: tuple[str, ...] = ()
     rows: tuple[tuple[str | None, ...], ...] = ()
+    terms: tuple[dict, ...] = ()  # SPARQL 1.1 JSON results bindings, one dict per row
     boolean: bool | None = None
     triples: tuple[tuple[str, str, str], ...] = ()
     kind: str = "select"
@@ -90,7 +93,7 @@ def parse_binding(text: str):
     name, sep, value = text.partition("=")
     name = name.strip().lstrip("?$")
     if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise QueryError(f"--bind {text!r}: write NAME=VALUE, for example --bind concept='federated learning'")
+        raise QueryError(f"--bind {text!r}: write NAME=VALUE, for example --bind label='federated learning'")
     if value.startswith("<") and value.endswith(">") and len(value) > 2:
         try:
             return name, ox.NamedNode(value[1:-1])
@@ -112,6 +115,22 @@ def _term(term) -> str | None:
     return term.value
 
 
+def _json_term(term) -> dict:
+    """A term as in the SPARQL 1.1 Query Results JSON Format."""
+    import pyoxigraph as ox
+
+    if isinstance(term, ox.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, ox.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    out = {"type": "literal", "value": term.value}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+        out["datatype"] = term.datatype.value
+    return out
+
+
 def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] = ()) -> QueryResult:
     """Run a SPARQL query on *store* with initial *bindings* (name -> term, or NAME=VALUE strings)."""
     import pyoxigraph as ox
@@ -124,19 +143,26 @@ def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] 
     except SyntaxError as e:
         raise QueryError(f"the query does not parse: {e}") from e
     except (OSError, ValueError, RuntimeError) as e:
+        unknown = re.search(r"variable \?(\w+) in its SELECT projection", str(e))
+        if unknown:
+            raise QueryError(
+                f"--bind {unknown.group(1)}: this query takes no ?{unknown.group(1)} (its first comment lines say which it takes)"
+            ) from e
         raise QueryError(f"the query failed: {e}") from e
     if isinstance(result, ox.QueryBoolean):
         return QueryResult(boolean=bool(result), kind="ask")
     if isinstance(result, ox.QuerySolutions):
         variables = tuple(v.value for v in result.variables)
-        rows = tuple(tuple(_term(sol[v]) for v in variables) for sol in result)
-        return QueryResult(variables=variables, rows=rows)
+        solutions = [[sol[v] for v in variables] for sol in result]
+        rows = tuple(tuple(_term(t) for t in row) for row in solutions)
+        terms = tuple({v: _json_term(t) for v, t in zip(variables, row) if t is not None} for row in solutions)
+        return QueryResult(variables=variables, rows=rows, terms=terms)
     triples = tuple((str(t.subject), str(t.predicate), str(t.object)) for t in result)
     return QueryResult(triples=triples, kind="construct")
 
 
 def format_result(result: QueryResult, fmt: str = "table") -> str:
-    """*result* as an aligned text table, CSV or JSON (SPARQL-results-like: head and bindings)."""
+    """*result* as an aligned text table, CSV or JSON (the SPARQL 1.1 Query Results JSON Format)."""
     if result.kind == "ask":
         if fmt == "json":
             return json.dumps({"head": {}, "boolean": result.boolean}) + "\n"
@@ -144,7 +170,7 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
     if result.kind == "construct":
         return "".join(f"{s} {p} {o} .\n" for s, p, o in result.triples)
     if fmt == "json":
-        bindings = [{v: x for v, x in zip(result.variables, row) if x is not None} for row in result.rows]
+        bindings = list(result.terms)
         return json.dumps({"head": {"vars": list(result.variables)}, "results": {"bindings": bindings}}, ensure_ascii=False, indent=1) + "\n"
     if fmt == "csv":
         buffer = io.StringIO()

@@ -80,7 +80,8 @@ def test_query_formats(run_cli, project, tmp_path):
     js = run_cli("query", str(q), "--graph", str(graph), "--format", "json", "--bind", "name=B")
     import json
 
-    assert json.loads(js.out) == {"head": {"vars": ["s", "name"]}, "results": {"bindings": [{"s": "http://x/b", "name": "B"}]}}
+    assert json.loads(js.out) == {"head": {"vars": ["s", "name"]},
+                                  "results": {"bindings": [{"s": {"type": "uri", "value": "http://x/b"}, "name": {"type": "literal", "value": "B"}}]}}
 
 
 def test_stats_of_a_missing_graph(run_cli, tmp_path):

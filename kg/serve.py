@@ -1,0 +1,1180 @@
+"""``kg serve``: the built graph over HTTP, with Oxigraph's own SPARQL server doing the SPARQL.
+
+What runs::
+
+    browser / SPARQL client --HTTP--> kg front (127.0.0.1:7878)  --HTTP, loopback--> oxigraph serve-read-only
+                                      /            explorer page                       (127.0.0.1:<free port>,
+                                      /sparql      SPARQL 1.1 Protocol (proxied)         a child process)
+                                      /queries     the canned queries
+                                      /api/...     explorer data, named queries
+
+* The store. ``graph.nt`` of the build folder is loaded with ``oxigraph load`` into an on-disk
+  store under ``DIR/store/`` (the Oxigraph data in ``DIR/store/data``, what it was loaded from
+  in ``DIR/store/source.json``). It is reloaded when ``graph.nt`` changed (size or mtime) or
+  the ``oxigraph`` version did: into a temporary folder beside it, checked (triple count),
+  then renamed into place. The folder ``DIR`` itself is ``flock``-ed, shared while serving and
+  exclusive while reloading, so two servers of one folder can run together but never reload
+  the store under each other; the kernel drops the lock with the process, so none is ever left
+  behind.
+* The SPARQL server is ``oxigraph serve-read-only`` over that store, on a free loopback port:
+  Oxigraph parses and answers every query (SPARQL 1.1 Protocol: GET and POST, content
+  negotiation, its parser's 400 messages); updates are refused by it (read-only: 403).
+* The timeout is kg's. Oxigraph's ``--timeout-s`` cancels queries cooperatively: measured with
+  oxigraph 0.5.13, a cancelled SELECT still answers ``200 OK`` with the error text written into
+  the results, cancellation of a cross join took 9 s past a 1 s timeout, and an ``ORDER BY``
+  over a cross join was not stopped at all (it grew past 11 GB). So kg does not use it: the
+  front gives every query a deadline; a query that has not answered in full by then gets
+  ``503`` and the Oxigraph process, which may still be computing it, is killed (SIGKILL, its
+  whole process group) and started again over the same read-only store (a fraction of a
+  second). Other queries that were running in the killed worker are sent again to the new one
+  (queries have no side effects) within their own deadlines. Answers are buffered (up to
+  32 MiB, then streamed) so that a stopped query never produces a ``200`` with half a result.
+* Shutdown. SIGINT, SIGTERM and SIGHUP stop the front, then the worker (SIGTERM, then SIGKILL);
+  the worker is also started with ``PR_SET_PDEATHSIG`` so that it dies with kg even when kg
+  is killed outright.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import errno
+import http.client
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import click
+
+from kg.errors import InputError, KGError, OutputError, QueryError
+
+__all__ = [
+    "DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_TIMEOUT", "Server", "StoreInfo", "canned_queries", "main",
+    "oxigraph_binary", "prepare_store", "serve_command", "start_server", "substitute",
+]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7878
+DEFAULT_TIMEOUT = 10.0
+STORE = "store"
+_SOURCE = "source.json"
+_MAX_BUFFER = 32 * 1024 * 1024  # an answer up to this size is checked whole before it is sent
+_MAX_REQUEST = 16 * 1024 * 1024
+_WORKER_START = 30.0  # seconds Oxigraph may take to open the store
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_QUERY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+Log = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+# --------------------------------------------------------------------------------------------
+# The store
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """The Oxigraph store of a build folder: where its data is, how many triples, reloaded or not."""
+
+    location: Path
+    triples: int
+    reloaded: bool
+
+
+def oxigraph_binary() -> str:
+    """The ``oxigraph`` program of the PyPI package ``oxigraph`` (beside this Python, else on PATH)."""
+    beside = Path(sys.executable).with_name("oxigraph")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("oxigraph")
+    if found:
+        return found
+    raise KGError("the `oxigraph` program is missing; install the PyPI package `oxigraph` (pip install oxigraph)")
+
+
+def _oxigraph_version(exe: str) -> str:
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise KGError(f"{exe} --version failed ({e}); reinstall the PyPI package `oxigraph`") from e
+    return out.strip()
+
+
+class _FolderLock:
+    """``flock`` on the build folder itself: shared while serving, exclusive while reloading the store."""
+
+    def __init__(self, folder: Path) -> None:
+        import fcntl
+
+        self._fcntl = fcntl
+        self.fd: int | None = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    def shared(self) -> None:
+        self._fcntl.flock(self.fd, self._fcntl.LOCK_SH)
+
+    def try_exclusive(self) -> bool:
+        try:
+            self._fcntl.flock(self.fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # drops the lock
+            self.fd = None
+
+
+def _graph_source(nt: Path, version: str) -> dict:
+    st = nt.stat()
+    return {"file": nt.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "oxigraph": version}
+
+
+def _fresh(store: Path, source: dict) -> int | None:
+    """The triple count of *store* if it was loaded from *source*, else None."""
+    try:
+        recorded = json.loads((store / _SOURCE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (store / "data" / "CURRENT").is_file() or any(recorded.get(k) != v for k, v in source.items()):
+        return None
+    triples = recorded.get("triples")
+    return triples if isinstance(triples, int) else None
+
+
+def _count_statements(nt: Path) -> int:
+    n = 0
+    with nt.open("rb") as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith(b"#"):
+                n += 1
+    return n
+
+
+def _load(exe: str, nt: Path, folder: Path) -> int:
+    """Load *nt* into a new store at *folder*/data with ``oxigraph load``; the triple count."""
+    data = folder / "data"
+    run = subprocess.run([exe, "load", "--location", str(data), "--file", str(nt), "--format", "nt"],
+                         capture_output=True, text=True)
+    errors = [l for l in run.stderr.splitlines() if "error" in l.lower() and "--lenient" not in l]
+    if run.returncode != 0 or errors:
+        raise OutputError(f"{nt}: oxigraph could not load it ({'; '.join(errors) or run.stderr.strip() or run.returncode})")
+    query = subprocess.run([exe, "query", "--location", str(data), "--query", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }",
+                            "--results-format", "tsv"], capture_output=True, text=True)
+    lines = query.stdout.split()
+    if query.returncode != 0 or len(lines) < 2:
+        raise OutputError(f"{data}: the new store cannot be read ({query.stderr.strip()})")
+    triples = int(lines[1].split("^^")[0].strip('"'))
+    expected = _count_statements(nt)
+    if triples != expected:
+        raise OutputError(f"{nt}: {expected} triples, but the store holds {triples}; the store was not replaced")
+    return triples
+
+
+def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | None = None, log: Log = _quiet,
+                  _lock: _FolderLock | None = None) -> StoreInfo:
+    """The on-disk Oxigraph store of the build in *graph_dir*, (re)loaded from its ``graph.nt`` if needed.
+
+    A new store is loaded into a temporary folder, checked, and renamed to ``graph_dir/store``
+    only when whole. Raises `InputError` when the folder holds no build and `OutputError`
+    when the store cannot be written.
+    """
+    folder = Path(graph_dir)
+    nt = folder / "graph.nt"
+    if not nt.is_file():
+        raise InputError(f"{nt}: no such file; run `kg build --out {folder}` first, or pass --graph")
+    exe = oxigraph or oxigraph_binary()
+    source = _graph_source(nt, _oxigraph_version(exe))
+    store = folder / STORE
+    lock = _lock or _FolderLock(folder)
+    try:
+        lock.shared()
+        triples = _fresh(store, source)
+        if triples is not None:
+            return StoreInfo(store / "data", triples, False)
+        if not lock.try_exclusive():
+            raise OutputError(f"{folder}: another `kg serve` is serving its store and graph.nt has changed since; "
+                              "stop that server first")
+        try:
+            triples = _fresh(store, source)  # someone may have reloaded it meanwhile
+            if triples is not None:
+                return StoreInfo(store / "data", triples, False)
+            log(f"loading {nt} into {store}/")
+            for stale in folder.glob(".store-*"):  # left by an interrupted reload
+                shutil.rmtree(stale, ignore_errors=True)
+            try:
+                tmp = Path(tempfile.mkdtemp(prefix=".store-", suffix=".tmp", dir=folder))
+                mask = os.umask(0)
+                os.umask(mask)
+                os.chmod(tmp, 0o777 & ~mask)
+            except OSError as e:
+                raise OutputError(f"{folder}: cannot write the store ({e.strerror or e})") from e
+            try:
+                triples = _load(exe, nt, tmp)
+                (tmp / _SOURCE).write_text(json.dumps(source | {"triples": triples}, indent=1) + "\n", encoding="utf-8")
+                old = None
+                if store.exists() or store.is_symlink():
+                    old = folder / f".store-old-{os.getpid()}-{time.monotonic_ns()}"
+                    os.rename(store, old)
+                os.rename(tmp, store)
+                if old is not None:
+                    shutil.rmtree(old, ignore_errors=True)
+            except OSError as e:
+                raise OutputError(f"{store}: cannot write the store ({e.strerror or e})") from e
+            finally:
+                if tmp.exists():
+                    shutil.rmtree(tmp, ignore_errors=True)
+            return StoreInfo(store / "data", triples, True)
+        finally:
+            lock.shared()  # back to shared: serving
+    finally:
+        if _lock is None:
+            lock.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Bindings as query text (SEP-0007 substitution), for the named queries of the explorer
+
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<comment>\#[^\n\r]*)
+  | (?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+  | (?P<string>'''(?:(?:'|'')?(?:[^'\\]|\\.))*'''|\"\"\"(?:(?:"|"")?(?:[^"\\]|\\.))*\"\"\"
+              |'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")
+  | (?P<var>[?$][A-Za-z0-9_\u00B7\u00C0-\U000EFFFF]+)
+  | (?P<lang>@[A-Za-z]+(?:-[A-Za-z0-9]+)*)
+  | (?P<word>(?:[A-Za-z_\u00C0-\U000EFFFF][\w.\-\u00B7]*)?:(?:[\w.\-:%\u00B7\u00C0-\U000EFFFF]|\\.)*
+             |[A-Za-z_\u00C0-\U000EFFFF][\w\-\u00B7]*|\d[\w.]*)
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_ECHAR = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_check_store = None
+
+
+def _term_text(term) -> str:
+    """A pyoxigraph IRI or literal as SPARQL text, checked to read back as the same term."""
+    global _check_store
+    import pyoxigraph as ox
+
+    if isinstance(term, ox.NamedNode):
+        if re.search(r'[<>"{}|^`\\\x00-\x20]', term.value):
+            raise QueryError(f"<{term.value}> cannot be written as a SPARQL IRI")
+        return f"<{term.value}>"
+    if not isinstance(term, ox.Literal):
+        raise QueryError(f"{term} cannot be bound: give an IRI or a literal")
+    text = '"' + "".join(_ECHAR.get(c, c) for c in term.value) + '"'
+    if term.language:
+        text += "@" + term.language
+    elif term.datatype.value != _XSD_STRING:
+        text += f"^^{_term_text(term.datatype)}"
+    if _check_store is None:
+        _check_store = ox.Store()
+    back = next(iter(_check_store.query(f"SELECT ({text} AS ?x) WHERE {{}}")))["x"]
+    if back != term:
+        raise QueryError(f"{term} cannot be written as a SPARQL literal")
+    return text
+
+
+def query_variables(query: str) -> set[str]:
+    """The names of the variables *query* mentions (comments and strings skipped)."""
+    return {m.group()[1:] for m in _TOKEN.finditer(query) if m.lastgroup == "var"}
+
+
+def substitute(query: str, bindings: Mapping[str, object]) -> str:
+    """*query* with each variable of *bindings* (name -> pyoxigraph IRI or literal) replaced by its value.
+
+    The same substitution pyoxigraph applies for ``Store.query(substitutions=...)`` (SEP-0007),
+    written out as query text so that the bound query can be sent over the SPARQL protocol:
+    every use of the variable becomes the term; in the top SELECT clause ``?v`` becomes
+    ``(term AS ?v)``, in the SELECT clause of a subquery it is dropped (the term is used
+    everywhere, there is nothing left to join on), in GROUP BY and ORDER BY it becomes
+    ``(term)``. A variable the query assigns itself (``AS ?v``, ``VALUES``) cannot be bound
+    (`QueryError`). Values are written by `_term_text`, which checks that each reads back
+    as the same term, so no value can change the structure of the query.
+    """
+    terms = {name.lstrip("?$"): _term_text(term) for name, term in bindings.items()}
+    if not terms:
+        return query
+    out: list[str] = []
+    brace = paren = 0
+    mode: str | None = None  # "select", "group", "order", "values"
+    clause = {}  # state of the open clause
+    prev = ""  # previous significant token, upper case
+    pending_by: str | None = None
+    for m in _TOKEN.finditer(query):
+        kind, tok = m.lastgroup, m.group()
+        if kind in ("ws", "comment"):
+            out.append(tok)
+            continue
+        upper = tok.upper() if kind == "word" else tok
+        if mode == "select" and paren == clause["paren"] and (upper in ("WHERE", "FROM") or tok == "{"):
+            if not clause["top"] and clause["kept"] == 0 and not clause["star"]:
+                out.insert(clause["at"], f" (0 AS ?_kg_unused{len(out)})")
+            mode = None
+        if mode in ("group", "order") and ((kind == "word" and upper in ("HAVING", "ORDER", "LIMIT", "OFFSET", "VALUES"))
+                                           or (tok == "}" and brace == clause["brace"])):
+            mode = None
+        if mode == "values" and tok == "{":
+            mode = None
+        if kind == "word":
+            if upper == "SELECT":
+                mode, clause = "select", {"paren": paren, "top": brace == 0, "kept": 0, "star": False, "at": len(out) + 1}
+            elif upper in ("DISTINCT", "REDUCED") and mode == "select" and prev == "SELECT":
+                clause["at"] = len(out) + 1
+            elif upper in ("GROUP", "ORDER"):
+                pending_by = upper
+            elif upper == "BY" and pending_by:
+                mode, clause = ("group" if pending_by == "GROUP" else "order"), {"paren": paren, "brace": brace}
+            elif upper == "VALUES":
+                mode = "values"
+            if upper != "BY":
+                pending_by = pending_by if upper in ("GROUP", "ORDER") else None
+            out.append(tok)
+        elif kind == "var":
+            name = tok[1:]
+            if name not in terms:
+                if mode == "select" and paren == clause["paren"]:
+                    clause["kept"] += 1
+                out.append(tok)
+            elif prev == "AS":
+                raise QueryError(f"?{name} is assigned by the query (AS ?{name}) and cannot be bound")
+            elif mode == "values":
+                raise QueryError(f"?{name} is given by a VALUES block of the query and cannot be bound")
+            elif mode == "select" and paren == clause["paren"]:
+                if clause["top"]:
+                    out.append(f"({terms[name]} AS {tok})")
+                    clause["kept"] += 1
+                # in a subquery: dropped from its SELECT clause
+            elif mode in ("group", "order") and paren == clause["paren"]:
+                out.append(f"({terms[name]})")
+            else:
+                out.append(terms[name])
+        else:
+            if tok == "{":
+                brace += 1
+            elif tok == "}":
+                brace -= 1
+            elif tok == "(":
+                paren += 1
+            elif tok == ")":
+                paren -= 1
+                if mode == "select" and paren == clause["paren"]:
+                    clause["kept"] += 1  # an (expression AS ?x)
+            elif tok == "*" and mode == "select" and paren == clause["paren"]:
+                clause["star"] = True
+            out.append(tok)
+        prev = upper if kind == "word" else tok
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# The canned queries
+
+
+def canned_queries() -> list[dict]:
+    """Every ``.rq`` file of ``queries/``: name, summary, header comment, variables, examples, text."""
+    from kg.sparql import queries_dir
+
+    out = []
+    for path in sorted(queries_dir().glob("*.rq")):
+        text = path.read_text(encoding="utf-8")
+        header = []
+        for line in text.splitlines():
+            if not line.startswith("#"):
+                break
+            header.append(line[1:].removeprefix(" "))
+        variables: dict[str, str] = {}
+        examples = []
+        for line in header:
+            var = re.match(r"\s+\?([A-Za-z_][A-Za-z0-9_]*)\s+(\S.*)$", line)
+            if var and var.group(1) not in variables:
+                variables[var.group(1)] = var.group(2).strip()
+            if "--bind" in line:
+                try:
+                    words = shlex.split(line)
+                except ValueError:
+                    continue
+                example = {}
+                for flag, value in zip(words, words[1:]):
+                    if flag == "--bind" and "=" in value:
+                        k, _, v = value.partition("=")
+                        example[k] = v
+                if example:
+                    examples.append(example)
+        out.append({
+            "name": path.stem,
+            "summary": header[0].strip() if header else "",
+            "description": "\n".join(header),
+            "variables": [{"name": k, "description": v} for k, v in variables.items()],
+            "examples": examples,
+            "text": text,
+        })
+    return out
+
+
+def _named_query(name: str) -> tuple[str, Path]:
+    from kg.sparql import queries_dir
+
+    path = queries_dir() / f"{name}.rq"
+    if not _QUERY_NAME.fullmatch(name or "") or not path.is_file():
+        known = ", ".join(p.stem for p in sorted(queries_dir().glob("*.rq"))) or "none"
+        raise QueryError(f"no query named {name!r}; known queries: {known}")
+    return path.read_text(encoding="utf-8"), path
+
+
+def bound_query(name: str, bindings: Mapping[str, str] | list[str]) -> str:
+    """The text of the named query *name* with *bindings* (``NAME=VALUE`` strings, as ``kg query --bind``,
+    or a name -> value mapping) substituted."""
+    from kg.sparql import parse_binding
+
+    text, _ = _named_query(name)
+    pairs = [f"{k}={v}" for k, v in bindings.items()] if isinstance(bindings, Mapping) else list(bindings)
+    terms = dict(parse_binding(p) for p in pairs)
+    unknown = sorted(set(terms) - query_variables(text))
+    if unknown:
+        raise QueryError(f"query {name!r} has no variable {', '.join('?' + u for u in unknown)}")
+    return substitute(text, terms)
+
+
+# --------------------------------------------------------------------------------------------
+# The Oxigraph worker
+
+
+class _Unavailable(Exception):
+    pass
+
+
+def _free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+except (OSError, AttributeError):
+    _prctl = None
+
+
+def _child_setup(parent: int) -> Callable[[], None]:
+    def setup() -> None:  # runs in the child between fork and exec: nothing that takes a lock
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl
+            os._exit(1)
+    return setup
+
+
+class _Worker:
+    """``oxigraph serve-read-only`` over the store, on a free loopback port, restarted on demand.
+
+    One supervisor thread owns the process (``PR_SET_PDEATHSIG`` fires when the thread that
+    forked ends, so it must be a long-lived one): it starts it, waits until it answers, and
+    kills and restarts it when asked (a query past its deadline) or when it dies.
+    """
+
+    def __init__(self, exe: str, location: Path, *, log: Log = _quiet) -> None:
+        self.exe, self.location, self.log = exe, location, log
+        self.generation = 0
+        self.restarts = 0
+        self._cond = threading.Condition()
+        self._proc: subprocess.Popen | None = None
+        self._port = 0
+        self._ready = False
+        self._restart = False
+        self._stopping = False
+        self._failure: str | None = None
+        self._stderr: deque[str] = deque(maxlen=20)
+        self._thread = threading.Thread(target=self._supervise, name="kg-serve-oxigraph", daemon=True)
+
+    # -- public
+    def start(self) -> None:
+        self._thread.start()
+        with self._cond:
+            while not self._ready and self._failure is None:
+                self._cond.wait(0.1)
+            if self._failure is not None:
+                raise KGError(f"the SPARQL server did not start: {self._failure}")
+
+    def acquire(self, deadline: float) -> tuple[int, int]:
+        """(generation, port) of a running worker; waits for one until *deadline*."""
+        with self._cond:
+            while not self._ready:
+                if self._stopping:
+                    raise _Unavailable("the server is shutting down")
+                if self._failure is not None and not self._thread.is_alive():
+                    raise _Unavailable(f"the SPARQL server failed: {self._failure}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _Unavailable("the SPARQL server is restarting; try again")
+                self._cond.wait(min(remaining, 0.5))
+            return self.generation, self._port
+
+    def restart(self, generation: int, reason: str) -> None:
+        """Kill and restart the worker of *generation* (if it is still the current one)."""
+        with self._cond:
+            if generation == self.generation and self._ready and not self._stopping:
+                self.log(f"restarting the SPARQL worker: {reason}")
+                self._ready = False
+                self._restart = True
+                self._cond.notify_all()
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def stop(self, wait: float = 10.0) -> None:
+        with self._cond:
+            self._stopping = True
+            self._ready = False
+            self._cond.notify_all()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(wait)
+        self._kill(self._proc, gentle=True)
+
+    # -- the supervisor thread
+    def _supervise(self) -> None:
+        crashes: deque[float] = deque(maxlen=5)
+        try:
+            while True:
+                with self._cond:
+                    if self._stopping:
+                        return
+                try:
+                    proc, port = self._spawn()
+                except KGError as e:
+                    with self._cond:
+                        self._failure = str(e)
+                        self._cond.notify_all()
+                    return
+                with self._cond:
+                    self._proc, self._port = proc, port
+                    self.generation += 1
+                    self._ready = not self._stopping
+                    self._failure = None
+                    self._cond.notify_all()
+                    while not self._stopping and not self._restart and proc.poll() is None:
+                        self._cond.wait(0.25)
+                    asked, self._restart, self._ready = self._restart, False, False
+                    self._cond.notify_all()
+                if self._stopping:
+                    return
+                self._kill(proc, gentle=False)
+                if asked:
+                    self.restarts += 1
+                    continue
+                crashes.append(time.monotonic())
+                detail = " / ".join(list(self._stderr)[-3:]) or f"exit code {proc.returncode}"
+                self.log(f"the SPARQL worker stopped unexpectedly ({detail}); starting it again")
+                if len(crashes) == crashes.maxlen and crashes[-1] - crashes[0] < 60:
+                    with self._cond:
+                        self._failure = f"it stopped {crashes.maxlen} times within a minute ({detail})"
+                        self._cond.notify_all()
+                    return
+                time.sleep(0.2)
+        finally:
+            with self._cond:
+                self._ready = False
+                self._cond.notify_all()
+            self._kill(self._proc, gentle=True)
+
+    def _spawn(self) -> tuple[subprocess.Popen, int]:
+        last = ""
+        for _ in range(5):
+            port = _free_port()
+            cmd = [self.exe, "serve-read-only", "--location", str(self.location), "--bind", f"127.0.0.1:{port}"]
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        start_new_session=True, preexec_fn=_child_setup(os.getpid()), close_fds=True)
+            except OSError as e:
+                raise KGError(f"cannot run {self.exe} ({e.strerror or e})") from e
+            self._stderr.clear()
+            threading.Thread(target=self._drain, args=(proc,), name="kg-serve-oxigraph-stderr", daemon=True).start()
+            deadline = time.monotonic() + _WORKER_START
+            while time.monotonic() < deadline and proc.poll() is None and not self._stopping:
+                if self._answers(port):
+                    return proc, port
+                time.sleep(0.02)
+            self._kill(proc, gentle=False)
+            last = " / ".join(self._stderr) or f"exit code {proc.returncode}"
+            if self._stopping:
+                raise KGError("stopped while starting")
+            if "in use" not in last.lower():
+                break
+        raise KGError(last or "oxigraph did not answer")
+
+    @staticmethod
+    def _answers(port: int) -> bool:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        try:
+            conn.request("GET", "/query?query=ASK%7B%7D", headers={"Accept": "application/sparql-results+json"})
+            return conn.getresponse().status == 200
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
+    def _drain(self, proc: subprocess.Popen) -> None:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            line = raw.decode("utf-8", "replace").strip()
+            if line and not line.startswith("Listening for requests"):
+                self._stderr.append(line)
+        proc.stderr.close()
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen | None, *, gentle: bool) -> None:
+        if proc is None or proc.returncode is not None:
+            return
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM if gentle else signal.SIGKILL)
+            try:
+                proc.wait(3 if gentle else 10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # anything left in its group
+
+
+class _Pool:
+    """Keep-alive connections to the current worker."""
+
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
+        self._idle: list[tuple[int, http.client.HTTPConnection]] = []
+        self._lock = threading.Lock()
+
+    def get(self, deadline: float) -> tuple[int, http.client.HTTPConnection, bool]:
+        generation, port = self.worker.acquire(deadline)
+        with self._lock:
+            while self._idle:
+                gen, conn = self._idle.pop()
+                if gen == generation:
+                    return gen, conn, True
+                conn.close()
+        return generation, http.client.HTTPConnection("127.0.0.1", port, timeout=max(0.05, deadline - time.monotonic())), False
+
+    def put(self, generation: int, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            if generation == self.worker.generation and len(self._idle) < 64:
+                self._idle.append((generation, conn))
+                return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for _, conn in self._idle:
+                conn.close()
+            self._idle.clear()
+
+
+# --------------------------------------------------------------------------------------------
+# The front
+
+
+class _Front(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address, handler, app: Server) -> None:
+        self.app = app
+        self.connections: set[socket.socket] = set()
+        self._conn_lock = threading.Lock()
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, handler)
+
+    def server_bind(self) -> None:  # without HTTPServer's reverse DNS lookup of the address
+        import socketserver
+
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
+
+    def process_request(self, request, client_address):
+        with self._conn_lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self._conn_lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        with self._conn_lock:
+            for conn in list(self.connections):
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request, client_address):  # a client that went away is not an error
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError, socket.timeout)):
+            return
+        super().handle_error(request, client_address)
+
+
+_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: blob:; "
+        "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kg-serve"
+
+    def version_string(self) -> str:
+        return self.server_version
+    timeout = 120  # idle keep-alive connections are closed after this
+    server: _Front
+
+    # -- plumbing
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        self.server.app.access_log(f"{self.address_string()} {format % args}")
+
+    def _send(self, status: int, body: bytes, ctype: str, headers: Mapping[str, str] = {}) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Cache-Control", "no-store")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _text(self, status: int, message: str) -> None:
+        self._send(status, (message.rstrip("\n") + "\n").encode("utf-8"), "text/plain; charset=utf-8")
+
+    def _json(self, data, status: int = 200) -> None:
+        self._send(status, json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+                   "application/json; charset=utf-8")
+
+    def _body(self) -> bytes | None:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self._text(411, "send the request body with a Content-Length")
+            return None
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > _MAX_REQUEST:
+            self.close_connection = True
+            self._text(413, f"the request body must be at most {_MAX_REQUEST} bytes")
+            return None
+        return self.rfile.read(length) if length else b""
+
+    def _host_ok(self) -> bool:
+        """When bound to loopback, only local host names (a guard against DNS rebinding)."""
+        if not self.server.app.loopback:
+            return True
+        host = (self.headers.get("Host") or "").strip().lower()
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name.strip("[]") in _LOOPBACK
+
+    # -- methods
+    def do_GET(self) -> None:
+        self._route("GET")
+
+    def do_HEAD(self) -> None:
+        self._route("HEAD")
+
+    def do_POST(self) -> None:
+        self._route("POST")
+
+    def _route(self, method: str) -> None:
+        app = self.server.app
+        if not self._host_ok():
+            self.close_connection = True
+            return self._text(421, "this server answers only to 127.0.0.1, localhost or [::1]")
+        url = urlsplit(self.path)
+        path = url.path
+        try:
+            if path in ("/sparql", "/query", "/update"):
+                return self._sparql(method, path, url.query)
+            if method == "POST" and path != "/api/query":
+                self._body()
+                return self._text(405, f"{path} takes GET")
+            if path in ("/", "/index.html"):
+                return self._send(200, app.explorer_page(), "text/html; charset=utf-8", {"Content-Security-Policy": _CSP})
+            if path == "/queries":
+                return self._json(canned_queries())
+            if path == "/api/status":
+                return self._json(app.status())
+            if path == "/api/query":
+                return self._named_query(method, url.query)
+            if path.startswith("/api/"):
+                return self._explorer_api(path, parse_qs(url.query))
+            if path == "/favicon.ico":
+                return self._send(204, b"", "image/x-icon")
+            self._text(404, f"no such page: {path}; see / (explorer), /sparql (SPARQL endpoint), /queries")
+        except KGError as e:
+            self._text(400, str(e))
+
+    def _explorer_api(self, path: str, params: dict[str, list[str]]) -> None:
+        explorer = self.server.app.explorer
+        first = lambda k, d="": (params.get(k) or [d])[0]
+        if path == "/api/search":
+            try:
+                limit = max(1, min(int(first("limit", "20")), 100))
+            except ValueError:
+                return self._text(400, "limit must be a whole number")
+            return self._json(explorer.search(first("q"), limit=limit))
+        if path == "/api/graph":
+            try:
+                min_papers = max(1, int(first("min_papers", "1") or 1))
+            except ValueError:
+                return self._text(400, "min_papers must be a whole number")
+            return self._json(explorer.graph_data(venue=first("venue") or None, min_papers=min_papers))
+        if path in ("/api/node", "/api/neighborhood"):
+            node = first("id")
+            data = explorer.node(node) if path == "/api/node" else explorer.neighborhood(node)
+            if data is None:
+                return self._text(404, f"no node {node!r} in the graph")
+            return self._json(data)
+        self._text(404, f"no such page: {path}")
+
+    def _named_query(self, method: str, qs: str) -> None:
+        params = parse_qs(qs, keep_blank_values=True)
+        name = (params.get("name") or [""])[0]
+        bindings: list[str] | dict = params.get("bind", [])
+        if method == "POST":
+            body = self._body()
+            if body is None:
+                return
+            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+            if ctype == "application/json":
+                try:
+                    data = json.loads(body or b"{}")
+                    name = data.get("name", name)
+                    bindings = {str(k): str(v) for k, v in (data.get("bindings") or {}).items() if str(v) != ""}
+                except (ValueError, AttributeError):
+                    return self._text(400, "the body must be a JSON object: {\"name\": ..., \"bindings\": {...}}")
+            else:
+                form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+                name = (form.get("name") or [name])[0]
+                bindings = list(bindings) + form.get("bind", [])
+        query = bound_query(name, bindings)
+        accept = self.headers.get("Accept") or "application/sparql-results+json"
+        if "html" in accept:
+            accept = "application/sparql-results+json"
+        self._forward("POST", "/query", urlencode({"query": query}).encode("utf-8"),
+                      {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept})
+
+    def _sparql(self, method: str, path: str, qs: str) -> None:
+        if method == "HEAD":
+            method = "GET"
+        body = b""
+        ctype_full = self.headers.get("Content-Type") or ""
+        ctype = ctype_full.split(";")[0].strip().lower()
+        target = "/update" if path == "/update" else "/query"
+        if method == "POST":
+            read = self._body()
+            if read is None:
+                return
+            body = read
+            if ctype == "application/sparql-update":
+                target = "/update"
+            elif ctype == "application/x-www-form-urlencoded":
+                form = parse_qs(body.decode("utf-8", "replace"))
+                if "update" in form and "query" not in form:
+                    target = "/update"
+        elif "update" in parse_qs(qs) and "query" not in parse_qs(qs):
+            target = "/update"
+        headers = {"Accept": self.headers.get("Accept") or "*/*"}
+        if method == "POST":
+            headers["Content-Type"] = ctype_full
+        self._forward(method, target + (f"?{qs}" if qs else ""), body if method == "POST" else None, headers)
+
+    def _forward(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> None:
+        """Send a request to the worker and its answer to the client, within the query deadline."""
+        app = self.server.app
+        start = time.monotonic()
+        deadline = start + app.timeout
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                generation, conn, reused = app.pool.get(deadline)
+            except _Unavailable as e:
+                return self._text(503, str(e))
+            received = False
+            streaming = False
+            try:
+                conn.timeout = max(0.01, deadline - time.monotonic())
+                conn.request(method, path, body=body, headers=headers)
+                conn.sock.settimeout(max(0.01, deadline - time.monotonic()))
+                resp = conn.getresponse()
+                received = True
+                chunks: list[bytes] = []
+                size = 0
+                while True:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise TimeoutError
+                    conn.sock.settimeout(remaining)
+                    data = resp.read1(1 << 16)
+                    if not data:
+                        break
+                    if streaming:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        continue
+                    chunks.append(data)
+                    size += len(data)
+                    if size > _MAX_BUFFER:  # too big to hold: stream the rest
+                        streaming = True
+                        self._start(resp, chunked=True)
+                        for c in chunks:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
+                        chunks = []
+                if streaming:
+                    self.wfile.write(b"0\r\n\r\n")
+                else:
+                    self._start(resp, length=size)
+                    if self.command != "HEAD":
+                        self.wfile.write(b"".join(chunks))
+                if resp.will_close:
+                    conn.close()
+                else:
+                    app.pool.put(generation, conn)
+                app.answered += 1
+                return
+            except (TimeoutError, socket.timeout):
+                conn.close()
+                app.timeouts += 1
+                app.worker.restart(generation, f"a query ran past the {app.timeout:g} s timeout")
+                if streaming:
+                    self.close_connection = True
+                    return
+                return self._text(503, f"the query ran longer than the {app.timeout:g} s timeout and was stopped")
+            except (OSError, http.client.HTTPException) as e:
+                conn.close()
+                if streaming or isinstance(e, BrokenPipeError) and received:
+                    self.close_connection = True
+                    return
+                restarted = app.worker.generation != generation or app.worker.pid is None
+                if attempt < 3 and time.monotonic() < deadline and (restarted or (reused and not received)):
+                    continue  # the worker was restarted under it, or a stale keep-alive connection: send again
+                return self._text(502, f"the SPARQL server failed to answer ({e.__class__.__name__}: {e})")
+
+    def _start(self, resp: http.client.HTTPResponse, *, length: int | None = None, chunked: bool = False) -> None:
+        self.send_response(resp.status)
+        for name in ("Content-Type", "Content-Location", "Vary"):
+            value = resp.getheader(name)
+            if value:
+                self.send_header(name, value)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(length or 0))
+        self.end_headers()
+
+
+# --------------------------------------------------------------------------------------------
+# The server
+
+
+_LIVE: weakref.WeakSet[Server] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_LIVE):
+        with contextlib.suppress(Exception):
+            server.stop()
+
+
+class Server:
+    """A running ``kg serve``: the front, the Oxigraph worker and the folder lock. Stop it with
+    `stop` (or use it as a context manager)."""
+
+    def __init__(self, graph_dir: Path, host: str, port: int, timeout: float, *, log: Log = _quiet,
+                 access_log: Log = _quiet) -> None:
+        from kg.explorer import Explorer
+        from kg.graph import load_graph
+
+        if timeout <= 0:
+            raise KGError(f"--timeout must be positive, not {timeout}")
+        self.graph_dir, self.host, self.timeout = Path(graph_dir), host, float(timeout)
+        self.log, self.access_log = log, access_log
+        self.loopback = host in _LOOPBACK or host.startswith("127.")
+        self.answered = self.timeouts = 0
+        self._stopped = False
+        self._lock: _FolderLock | None = None
+        self.worker: _Worker | None = None
+        self._front: _Front | None = None
+        self._serving = False
+        if not self.graph_dir.is_dir():
+            raise InputError(f"{self.graph_dir}: no such folder; run `kg build --out {self.graph_dir}` first, or pass --graph")
+        graph_json = self.graph_dir / "graph.json"
+        try:
+            self._lock = _FolderLock(self.graph_dir)
+            exe = oxigraph_binary()
+            self.store = prepare_store(self.graph_dir, oxigraph=exe, log=log, _lock=self._lock)
+            self.explorer = Explorer(load_graph(graph_json), title=f"kg: {self.graph_dir.resolve().name}")
+            self.worker = _Worker(exe, self.store.location, log=log)
+            self.pool = _Pool(self.worker)
+            self.worker.start()
+            try:
+                self._front = _Front((host, port), _Handler, self)
+            except OSError as e:
+                raise KGError(f"cannot listen on {host}:{port} ({e.strerror or e}); pick another --port or --host") from e
+            _LIVE.add(self)
+            self._thread = threading.Thread(target=self._front.serve_forever, kwargs={"poll_interval": 0.2},
+                                            name="kg-serve-front", daemon=True)
+            self._thread.start()
+            self._serving = True
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def port(self) -> int:
+        return self._front.server_address[1]
+
+    @property
+    def url(self) -> str:
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        return f"http://{host}:{self.port}/"
+
+    @property
+    def sparql_url(self) -> str:
+        return self.url + "sparql"
+
+    def explorer_page(self) -> bytes:
+        return self.explorer.page()
+
+    def status(self) -> dict:
+        return {"graph": str(self.graph_dir), "triples": self.store.triples, "timeout": self.timeout,
+                "worker": {"pid": self.worker.pid, "generation": self.worker.generation, "restarts": self.worker.restarts},
+                "answered": self.answered, "timeouts": self.timeouts}
+
+    def stop(self) -> None:
+        """Stop answering, stop the worker, release the folder. Safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._front is not None:
+            if self._serving:
+                self._front.shutdown()
+            self._front.server_close()
+            self._front.close_connections()
+        if self.worker is not None:
+            self.worker.stop()
+            self.pool.close()
+        if self._lock is not None:
+            self._lock.close()
+        _LIVE.discard(self)
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def start_server(graph_dir: str | os.PathLike = "outputs", host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
+                 timeout: float = DEFAULT_TIMEOUT, *, log: Log = _quiet, access_log: Log = _quiet) -> Server:
+    """Serve the build in *graph_dir* (explorer at ``/``, SPARQL at ``/sparql``) until `Server.stop`.
+
+    Loads or reuses the Oxigraph store, starts ``oxigraph serve-read-only`` on a loopback port and
+    kg's front on *host*:*port* (``port=0``: any free port, see `Server.url`), in background
+    threads. Queries are stopped after *timeout* seconds.
+    """
+    return Server(Path(graph_dir), host, port, timeout, log=log, access_log=access_log)
+
+
+# --------------------------------------------------------------------------------------------
+# The command line
+
+
+@click.command("serve", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--graph", "graph_dir", default="outputs", show_default=True, type=click.Path(path_type=Path),
+              help="Folder of a `kg build` (its graph.nt and graph.json).")
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on; another than 127.0.0.1 only if asked.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
+@click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1, max=86400),
+              help="Seconds a SPARQL query may run before it is stopped.")
+@click.option("--log", "access", is_flag=True, help="Print a line for every request.")
+def serve_command(graph_dir: Path, host: str, port: int, timeout: float, access: bool) -> None:
+    """Serve the graph built into --graph: the explorer at / and the SPARQL endpoint at /sparql."""
+    say = lambda m: click.echo(f"kg serve: {m}", err=True)
+    stop = threading.Event()
+    received: list[str] = []
+
+    def on_signal(signum, _frame) -> None:
+        received.append(signal.Signals(signum).name)
+        stop.set()
+
+    handled = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {s: signal.signal(s, on_signal) for s in handled}
+    try:
+        server = start_server(graph_dir, host, port, timeout, log=say, access_log=say if access else _quiet)
+        try:
+            s = server.explorer.summary
+            click.echo(f"serving {graph_dir} ({s['papers']} papers, {s['concepts']} concepts, {server.store.triples} triples)")
+            click.echo(f"  explorer:        {server.url}")
+            click.echo(f"  SPARQL endpoint: {server.sparql_url}  (read-only; queries stop after {timeout:g} s)")
+            click.echo("Press Ctrl-C to stop.", nl=True)
+            sys.stdout.flush()
+            while not stop.wait(0.5):
+                if server.worker._failure is not None and not server.worker._thread.is_alive():
+                    raise KGError(f"the SPARQL server failed: {server.worker._failure}")
+        finally:
+            server.stop()
+        if received:
+            say(f"stopped ({received[0]})")
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m kg.serve [options]``: `serve_command` with kg's error handling."""
+    try:
+        serve_command.main(args=argv, prog_name="kg serve", standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except KGError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(e.exit_code)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""A small hand-made knowledge graph, built by the real `kg.graph.build_graph`.
+
+No model runs: the papers, their ranked keyphrases and the concept index (what
+`kg.concepts.merge_concepts` would return) are written out below, so the graph has the exact
+shape `kg build` produces (docs/model.md) and every figure can be checked by hand:
+
+======  =====  ====  =====================================================================
+paper   venue  year  subject edges (rank: concept, score, phrase)
+======  =====  ====  =====================================================================
+P1      ICML   2024  1 zeroth-order-optimization 0.7100 "zeroth-order optimization";
+                     2 large-language-model 0.6500 "LLMs"; 3 fine-tuning 0.5200 "fine-tuning";
+                     (4 "the memory footprint" joins no concept); 5 memory-efficiency 0.3100
+P2      ICML   2025  1 stochastic-zeroth-order-optimization 0.6842; 2 federated-learning 0.6120
+                     "FL"; 3 stochastic-gradient-descent 0.4433 "SGD" (rank 4, "stochastic
+                     gradient descent" 0.4012, joins the same concept and is dropped)
+P3      ICLR   2025  1 stochastic-gradient-descent 0.8010; 2 optimization 0.3305;
+                     3 large-language-model 0.2950 "large language models"
+P4      ICLR   2024  1 federated-learning 0.7421; 2 large-language-model 0.7012 "LLM";
+                     3 fine-tuning 0.5567; 4 zeroth-order-optimization 0.4100
+P5      ICLR   2025  1 memory-efficiency 0.5000; 2 fine-tuning 0.4500 "fine tuning";
+                     3 optimization -0.0412 (a negative cosine score)
+P6      -      -     1 stochastic-gradient-descent 0.6200 "SGD" (no venue, no year)
+======  =====  ====  =====================================================================
+
+Concept hierarchy (skos:broader): stochastic-zeroth-order-optimization ->
+zeroth-order-optimization -> optimization; large-language-model -> language-model (a broader
+concept with no paper of its own). Alternative labels: LLM/LLMs, SGD, FL, ZO optimization.
+P1 has a GitHub URL (a code repository) and P3 an arXiv URL (a plain link).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from kg.concepts import Concept, ConceptIndex
+from kg.extract import Keyphrase, PaperKeyphrases
+from kg.graph import build_graph
+from kg.rdf import DEFAULT_BASE
+from kg.sources import Paper, Source
+
+__all__ = ["fixture_graph", "P1", "P2", "P3", "P4", "P5", "P6", "MODEL", "MODEL_SHA256"]
+
+P1, P2, P3, P4, P5, P6 = (f"p{i}{'0' * 14}" for i in range(1, 7))  # "p" + 15 hex digits, as kg makes them
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_SHA256 = "0" * 64
+GITHUB = "https://github.com/example/zo-llm"
+ARXIV = "https://arxiv.org/abs/2501.00001"
+
+# id: (label, title, venue, year, urls, source, source_id, abstract)
+_PAPERS = {
+    P1: ("Zeroth-order fine-tuning of LLMs", "Zeroth-Order Fine-Tuning of LLMs", "ICML", 2024, (GITHUB,),
+         Source("seeds/fixture.txt", paragraph=1), None,
+         "Fine-tuning large language models (LLMs) with back-propagation needs much memory. We fine-tune LLMs "
+         f"with zeroth-order optimization and cut the memory footprint. Code: {GITHUB}"),
+    P2: ("Federated zeroth-order optimization", None, "ICML", 2025, (),
+         Source("seeds/fixture.txt", paragraph=2), None,
+         "We study stochastic zeroth-order optimization in federated learning (FL), where clients cannot compute "
+         "gradients, and compare it with stochastic gradient descent (SGD)."),
+    P3: ("Stochastic gradient descent at scale", None, "ICLR", 2025, (ARXIV,),
+         Source("seeds/fixture.txt", paragraph=3), None,
+         f"We prove convergence rates of stochastic gradient descent for non-convex optimization and train large "
+         f"language models with it. Preprint: {ARXIV}"),
+    P4: ("Federated fine-tuning of LLMs", None, "ICLR", 2024, (),
+         Source("seeds/fixture.jsonl", row=1), "openreview:abc123",
+         "Federated learning lets clients fine-tune an LLM without sharing data; zeroth-order optimization keeps "
+         "the communication small."),
+    P5: ("Memory-efficient fine-tuning", None, "ICLR", 2025, (),
+         Source("seeds/fixture.jsonl", row=2), "openreview:def456",
+         "Memory efficiency matters for fine tuning; we trade optimization accuracy for memory."),
+    P6: ("SGD without a venue", None, None, None, (),
+         Source("seeds/fixture.txt", paragraph=4), None,
+         "A note on SGD."),
+}
+
+# paper id: [(phrase, score, rank, concept id or None)], best first, as KeyBERT ranks them
+_KEYPHRASES = {
+    P1: [("zeroth-order optimization", 0.71, 1, "zeroth-order-optimization"),
+         ("LLMs", 0.65, 2, "large-language-model"),
+         ("fine-tuning", 0.52, 3, "fine-tuning"),
+         ("the memory footprint", 0.4, 4, None),
+         ("memory efficiency", 0.31, 5, "memory-efficiency")],
+    P2: [("stochastic zeroth-order optimization", 0.6842, 1, "stochastic-zeroth-order-optimization"),
+         ("FL", 0.612, 2, "federated-learning"),
+         ("SGD", 0.4433, 3, "stochastic-gradient-descent"),
+         ("stochastic gradient descent", 0.4012, 4, "stochastic-gradient-descent")],
+    P3: [("stochastic gradient descent", 0.801, 1, "stochastic-gradient-descent"),
+         ("optimization", 0.3305, 2, "optimization"),
+         ("large language models", 0.295, 3, "large-language-model")],
+    P4: [("federated learning", 0.7421, 1, "federated-learning"),
+         ("LLM", 0.7012, 2, "large-language-model"),
+         ("fine-tuning", 0.5567, 3, "fine-tuning"),
+         ("zeroth-order optimization", 0.41, 4, "zeroth-order-optimization")],
+    P5: [("memory efficiency", 0.5, 1, "memory-efficiency"),
+         ("fine tuning", 0.45, 2, "fine-tuning"),
+         ("optimization", -0.0412, 3, "optimization")],
+    P6: [("SGD", 0.62, 1, "stochastic-gradient-descent")],
+}
+
+# id: (key, label, alt_labels, broader ids)
+_CONCEPTS = {
+    "federated-learning": ("federated learning", "federated learning", ("FL",), ()),
+    "fine-tuning": ("fine tuning", "fine-tuning", (), ()),
+    "language-model": ("language model", "language model", (), ()),
+    "large-language-model": ("large language model", "large language model", ("LLM", "LLMs"), ("language-model",)),
+    "memory-efficiency": ("memory efficiency", "memory efficiency", (), ()),
+    "optimization": ("optimization", "optimization", (), ()),
+    "stochastic-gradient-descent": ("stochastic gradient descent", "stochastic gradient descent", ("SGD",), ()),
+    "stochastic-zeroth-order-optimization": ("stochastic zeroth order optimization", "stochastic zeroth-order optimization",
+                                             (), ("zeroth-order-optimization",)),
+    "zeroth-order-optimization": ("zeroth order optimization", "zeroth-order optimization", ("ZO optimization",),
+                                  ("optimization",)),
+}
+
+
+def fixture_graph() -> nx.Graph:
+    """The fixture graph: 6 papers, 9 concepts, 2 venues (see the module docstring)."""
+    papers = [
+        Paper(pid, abstract, abstract, title=title, venue=venue, year=year, source_id=source_id, urls=urls, sources=(source,))
+        for pid, (_, title, venue, year, urls, source, source_id, abstract) in _PAPERS.items()
+    ]
+    keyphrases = [
+        PaperKeyphrases(pid, tuple(Keyphrase(phrase, score, rank) for phrase, score, rank, _ in found))
+        for pid, found in _KEYPHRASES.items()
+    ]
+    assignment = {(pid, phrase): cid for pid, found in _KEYPHRASES.items() for phrase, _, _, cid in found if cid}
+    concepts = tuple(
+        Concept(cid, key, label, tuple(sorted(alt)), tuple(sorted({p for (p, _), c in assignment.items() if c == cid})), broader)
+        for cid, (key, label, alt, broader) in sorted(_CONCEPTS.items())
+    )
+    metadata = {  # as kg's pipeline sets it, with fixed values (not today's Settings defaults)
+        "base_iri": DEFAULT_BASE,
+        "model": MODEL,
+        "model_sha256": MODEL_SHA256,
+        "extractor": "KeyBERT (noun-phrase candidates, MMR)",
+        "settings": {"top_n": 10, "diversity": 0.4, "use_mmr": True, "max_words": 5},
+        "fingerprint": "4881a8e23d5a2e31",
+        "kg_version": "0.1.0",
+    }
+    labels = {pid: d[0] for pid, d in _PAPERS.items()}
+    return build_graph(papers, keyphrases, ConceptIndex(concepts, assignment), labels, metadata=metadata)
+
+
+if __name__ == "__main__":  # print the fixture's RDF: python tests/fixture_graph.py
+    from kg.rdf import serialize, to_rdf
+
+    print(serialize(to_rdf(fixture_graph()), "turtle"))

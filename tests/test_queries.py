@@ -1,0 +1,291 @@
+"""The named SPARQL queries in queries/, run with Oxigraph on the fixture graph's RDF.
+
+Each case runs one query with some ``--bind`` values (as `kg query` passes them, through
+`parse_binding` and SEP-0007 substitutions) and compares the CSV result with a golden file in
+tests/data/golden/: ``<query>.csv`` for the first case of a query, ``<query>.<case>.csv`` for
+the others. The goldens were checked by hand against tests/fixture_graph.py (its docstring has
+the table of papers, concepts, scores and ranks). To rewrite them after a deliberate change, run
+``KG_UPDATE_GOLDEN=1 pytest tests/test_queries.py`` and review the diff line by line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from fixture_graph import P1, P2, P4, P6, fixture_graph
+
+from kg.errors import QueryError
+from kg.rdf import DEFAULT_BASE, serialize, to_rdf
+from kg.sparql import QueryResult, format_result, list_queries, load_store, parse_binding, run_query
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = ROOT / "queries"
+GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
+UPDATE = os.environ.get("KG_UPDATE_GOLDEN") == "1"
+
+
+def concept(slug: str) -> str:
+    return f"concept=<{DEFAULT_BASE}concept/{slug}>"
+
+
+def paper(pid: str) -> str:
+    return f"paper=<{DEFAULT_BASE}paper/{pid}>"
+
+
+# query -> [(case, --bind values)]; the first case's golden is <query>.csv, the others' <query>.<case>.csv
+CASES: dict[str, list[tuple[str, list[str]]]] = {
+    "top-concepts": [("default", [])],
+    "papers-of-concept": [
+        ("label", ["label=optimization"]),                       # two levels of narrower concepts, a negative score
+        ("iri", [concept("optimization")]),                      # the same rows, found by IRI
+        ("altlabel", ["label=sgd"]),                             # altLabel, any case; a paper with no venue or year
+        ("narrower-only", ["label=Language Model"]),             # a broader concept with no paper of its own
+        ("both", ["label=optimization", concept("federated-learning")]),  # ?concept wins
+        ("unknown", ["label=no such concept"]),
+        ("none", []),                                            # nothing asked: no rows, not every paper
+    ],
+    "concepts-of-paper": [
+        ("id", [f"id={P1}"]),                                    # rank 4 joined no concept: a gap
+        ("iri", [paper(P2)]),                                    # rank 4 joined the rank-3 concept and was dropped
+        ("mismatch", [f"id={P1}", paper(P2)]),
+        ("none", []),
+    ],
+    "related-papers": [
+        ("id", [f"id={P1}"]),
+        ("iri", [paper(P4)]),
+        ("no-venue", [f"id={P6}"]),
+        ("none", []),
+    ],
+    "cooccurring-concepts": [
+        ("label", ["label=LLM"]),
+        ("iri", [concept("federated-learning")]),
+        ("narrower-only", ["label=language model"]),             # no paper of its own: nothing co-occurs
+        ("none", []),
+    ],
+    "shared-venue-concepts": [("default", [])],
+    "top-concepts-per-venue": [
+        ("default", []),
+        ("venue-top", ["venue=ICLR", "top=2"]),
+        ("top1", ["top=1"]),
+    ],
+    "papers-with-code": [("default", [])],
+    "broader-concepts": [("default", [])],
+    "search": [
+        ("altlabel", ["text=LLM"]),
+        ("mixed", ["text=IC"]),                                  # concepts, papers and venues
+        ("empty", ["text="]),
+        ("none", []),
+    ],
+    "venues": [("default", [])],
+    "phrases-of-concept": [
+        ("label", ["label=SGD"]),
+        ("iri", [concept("fine-tuning")]),
+        ("none", []),
+    ],
+    "provenance": [("default", [])],
+}
+
+INJECTION = 'x" } ; DROP ALL ; SELECT * WHERE { ?s ?p ?o } #'
+
+
+def golden_name(query: str, case: str, index: int) -> str:
+    return f"{query}.csv" if index == 0 else f"{query}.{case}.csv"
+
+
+def all_cases():
+    for query, cases in CASES.items():
+        for index, (case, binds) in enumerate(cases):
+            yield pytest.param(query, golden_name(query, case, index), binds, id=f"{query}-{case}")
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return fixture_graph()
+
+
+@pytest.fixture(scope="module")
+def turtle(graph) -> str:
+    return serialize(to_rdf(graph), "turtle")
+
+
+@pytest.fixture(scope="module")
+def store(turtle, tmp_path_factory):
+    """The fixture's graph.ttl, loaded as `kg query` loads it."""
+    path = tmp_path_factory.mktemp("kg") / "graph.ttl"
+    path.write_text(turtle, encoding="utf-8")
+    return load_store(path)
+
+
+def run(store, query: str, binds=()) -> QueryResult:
+    return run_query(store, (QUERIES / f"{query}.rq").read_text(encoding="utf-8"), list(binds))
+
+
+def rows(result: QueryResult) -> list[dict[str, str | None]]:
+    return [dict(zip(result.variables, row)) for row in result.rows]
+
+
+# --------------------------------------------------------------------------- goldens
+
+
+@pytest.mark.parametrize("query,golden,binds", list(all_cases()))
+def test_query_matches_golden(store, query, golden, binds):
+    got = format_result(run(store, query, binds), "csv")
+    path = GOLDEN / golden
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+    assert path.is_file(), f"no golden file {path.relative_to(ROOT)}; write it (KG_UPDATE_GOLDEN=1) and check it by hand"
+    assert got == path.read_text(encoding="utf-8")
+
+
+def test_every_query_has_cases_and_goldens():
+    names = sorted(p.stem for p in QUERIES.glob("*.rq"))
+    assert len(names) >= 8
+    assert names == sorted(CASES), "every queries/*.rq needs cases in CASES (and goldens), and every case a query"
+    expected = {golden_name(q, case, i) for q, cases in CASES.items() for i, (case, _) in enumerate(cases)}
+    present = {p.name for p in GOLDEN.glob("*.csv")}
+    assert expected <= present, f"missing goldens: {sorted(expected - present)}"
+    assert present <= expected, f"goldens of no case: {sorted(present - expected)}"
+
+
+# --------------------------------------------------------------------------- the header comments
+
+HEADER = re.compile(r"\A(?:#[^\n]*\n)+")
+
+
+@pytest.mark.parametrize("path", sorted(QUERIES.glob("*.rq")), ids=lambda p: p.stem)
+def test_query_header(path):
+    text = path.read_text(encoding="utf-8")
+    header = HEADER.match(text)
+    assert header, f"{path.name} must open with # comment lines"
+    lines = [line.lstrip("#").strip() for line in header.group(0).splitlines()]
+    summary = lines[0]
+    assert summary.endswith(("?", ".")) and len(summary) > 20, f"{path.name}: the first line is a one-sentence summary"
+    assert list_queries()[path.stem] == summary
+    body = "\n".join(lines[1:])
+    assert re.search(r"^Bindings", body, re.M), f"{path.name}: say which --bind variables it takes (or none)"
+    assert re.search(r"^Returns", body, re.M), f"{path.name}: say which variables it returns"
+    examples = [line for line in lines if line.startswith("kg query ")]
+    assert examples, f"{path.name}: give an example `kg query {path.stem} ...` line"
+    assert re.search(r"^PREFIX ", text, re.M)
+    # Every variable the header offers as a --bind input is projected (Oxigraph substitutes
+    # only projected variables) and documented.
+    query = text[header.end():]
+    projection = query[query.index("SELECT"): query.index("WHERE")]
+    for example in examples:
+        words = shlex.split(example)
+        assert words[2] == path.stem
+        for name, _ in (parse_binding(v) for v in words[4::2]):
+            assert f"?{name}" in projection, f"{path.name}: --bind {name} is not in the SELECT projection"
+            assert f"?{name}" in body
+
+
+@pytest.mark.parametrize("path", sorted(QUERIES.glob("*.rq")), ids=lambda p: p.stem)
+def test_header_examples_run(store, path):
+    """The example command lines of each header run (on the fixture, where most find nothing)."""
+    header = HEADER.match(path.read_text(encoding="utf-8")).group(0)
+    for line in header.splitlines():
+        line = line.lstrip("#").strip()
+        if line.startswith("kg query "):
+            words = shlex.split(line)
+            assert words[3::2] == ["--bind"] * len(words[3::2])
+            run(store, words[2], words[4::2])
+
+
+# --------------------------------------------------------------------------- bindings
+
+
+def test_binding_cannot_change_the_query(store):
+    """A --bind value full of SPARQL is one literal: it matches nothing and changes nothing."""
+    size = len(store)
+    for query, name in [("papers-of-concept", "label"), ("cooccurring-concepts", "label"), ("search", "text"),
+                        ("concepts-of-paper", "id"), ("related-papers", "id"), ("phrases-of-concept", "label"),
+                        ("top-concepts-per-venue", "venue")]:
+        plain = run(store, query, [f"{name}=x"])
+        hostile = run(store, query, [f"{name}={INJECTION}"])
+        assert hostile.kind == "select" and hostile.variables == plain.variables
+        assert hostile.rows == (), query
+    # As a Python mapping of terms too, and in double quotes as the CLI may pass it.
+    assert run_query(store, (QUERIES / "search.rq").read_text(), {"text": ox.Literal(INJECTION)}).rows == ()
+    assert run(store, "search", [f'text="{INJECTION}"']).rows == ()
+    assert len(store) == size
+    # The text still works as a literal: a label that contains it is found.
+    store2 = ox.Store()
+    store2.load(serialize(to_rdf(_with_label(fixture_graph(), INJECTION)), "turtle"), format=ox.RdfFormat.TURTLE)
+    found = rows(run(store2, "search", [f"text={INJECTION}"]))
+    assert [(r["kind"], r["label"]) for r in found] == [("concept", INJECTION)]
+    assert rows(run(store2, "papers-of-concept", [f"label={INJECTION}"]))[0]["conceptLabel"] == INJECTION
+
+
+def _with_label(G, label):
+    G.nodes["concept:fine-tuning"]["label"] = label
+    return G
+
+
+def test_bad_iri_binding_is_refused(store):
+    with pytest.raises(QueryError):
+        run(store, "papers-of-concept", ["concept=<https://x> } ; DROP ALL ; SELECT * WHERE { ?s ?p ?o } #>"])
+
+
+def test_binding_a_variable_the_query_does_not_take_is_an_error(store):
+    """Oxigraph refuses to substitute a variable that is not projected (e.g. a typo in --bind)."""
+    with pytest.raises(QueryError, match="lable"):
+        run(store, "papers-of-concept", ["lable=optimization"])
+
+
+def test_label_and_iri_modes_agree(store):
+    by_label = run(store, "papers-of-concept", ["label=ZO Optimization"])
+    by_iri = run(store, "papers-of-concept", [concept("zeroth-order-optimization")])
+    label_column = by_label.variables.index("label")
+    strip = lambda r: [row[:label_column] + row[label_column + 1:] for row in r.rows]
+    assert strip(by_label) == strip(by_iri) and len(by_label.rows) == 3  # P1, P4 direct; P2 through its narrower concept
+
+
+# --------------------------------------------------------------------------- agreement with the networkx graph
+
+
+def test_top_concepts_agree_with_the_graph(store, graph):
+    got = {(r["concept"], int(r["papers"])) for r in rows(run(store, "top-concepts"))}
+    want = {(f"{DEFAULT_BASE}concept/{n.partition(':')[2]}", d["papers"])
+            for n, d in graph.nodes(data=True) if d["kind"] == "concept" and d["papers"] > 0}
+    assert got == want
+    assert all(r["papers"] == r["paperCount"] for r in rows(run(store, "top-concepts")))
+
+
+def test_cooccurrence_agrees_with_the_graph(store, graph):
+    """cooccurring-concepts finds exactly the `cooccurs` edges of the graph, with their counts."""
+    got = set()
+    for node, d in graph.nodes(data=True):
+        if d["kind"] == "concept":
+            for r in rows(run(store, "cooccurring-concepts", [concept(node.partition(":")[2])])):
+                pair = tuple(sorted(f"concept:{iri.rsplit('/', 1)[1]}" for iri in (r["concept"], r["other"])))
+                got.add((pair, int(r["papers"])))
+    want = {((u, v) if u < v else (v, u), d["count"]) for u, v, d in graph.edges(data=True) if d["kind"] == "cooccurs"}
+    assert got == want
+
+
+@pytest.mark.parametrize("fmt", ["nt", "json-ld"])
+def test_same_results_from_every_rdf_format(graph, store, tmp_path, fmt):
+    """graph.nt and graph.jsonld answer every query as graph.ttl does."""
+    name = {"nt": "graph.nt", "json-ld": "graph.jsonld"}[fmt]
+    path = tmp_path / name
+    path.write_text(serialize(to_rdf(graph), fmt), encoding="utf-8")
+    other = load_store(path)
+    assert len(other) == len(store)
+    for query, cases in CASES.items():
+        for _, binds in cases:
+            assert run(other, query, binds) == run(store, query, binds), (query, binds)
+
+
+def test_golden_files_are_valid_csv():
+    for path in GOLDEN.glob("*.csv"):
+        table = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+        assert table and all(len(row) == len(table[0]) for row in table), path.name

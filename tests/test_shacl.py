@@ -1,0 +1,138 @@
+"""shapes/kg.shacl.ttl: the fixture's RDF conforms, and each way of breaking the model is caught."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pyshacl
+import pytest
+from rdflib import RDF, Graph, Literal, Namespace, URIRef
+from rdflib.namespace import DCTERMS, PROV, SKOS
+
+from fixture_graph import P1, P2, fixture_graph
+from kg.rdf import DEFAULT_BASE, KGV, serialize, to_rdf
+
+SHAPES = Path(__file__).resolve().parent.parent / "shapes" / "kg.shacl.ttl"
+KG = Namespace(DEFAULT_BASE)
+SDO = Namespace("https://schema.org/")  # plain namespaces: rdflib's SDO and XSD warn when pytest inspects them
+XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
+
+
+@pytest.fixture(scope="module")
+def shapes() -> Graph:
+    return Graph().parse(SHAPES, format="turtle")
+
+
+@pytest.fixture(scope="module")
+def rdf() -> Graph:
+    return to_rdf(fixture_graph())
+
+
+def validate(data: Graph, shapes: Graph) -> tuple[bool, str]:
+    conforms, _, text = pyshacl.validate(data, shacl_graph=shapes, inference="none")
+    return conforms, text
+
+
+@pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("fmt", [None, "turtle", "nt", "json-ld"])
+def test_fixture_conforms(rdf, shapes, fmt):
+    """to_rdf's graph conforms, and so does each serialized file read back."""
+    data = rdf if fmt is None else Graph().parse(data=serialize(rdf, fmt), format=fmt)
+    conforms, text = validate(data, shapes)
+    assert conforms, text
+
+
+def concept(slug: str) -> URIRef:
+    return KG[f"concept/{slug}"]
+
+
+def paper(pid: str) -> URIRef:
+    return KG[f"paper/{pid}"]
+
+
+def assignment(pid: str, rank: int) -> URIRef:
+    return KG[f"assignment/{pid}/{rank}"]
+
+
+OPT = concept("optimization")
+ZOO = concept("zeroth-order-optimization")
+SZOO = concept("stochastic-zeroth-order-optimization")
+A11 = assignment(P1, 1)  # P1 -> zeroth-order-optimization, score 0.71, rank 1
+
+
+def _set(g: Graph, s, p, o) -> None:
+    g.remove((s, p, None))
+    g.add((s, p, o))
+
+
+def _drop_subject(g: Graph) -> None:
+    g.remove((paper(P1), DCTERMS.subject, ZOO))
+    _set(g, ZOO, KGV.paperCount, Literal(1))  # keep the count honest: only the link rule fails
+
+
+def _extra_subject(g: Graph) -> None:
+    g.add((paper(P1), DCTERMS.subject, OPT))
+    _set(g, OPT, KGV.paperCount, Literal(3))
+
+
+def _same_rank(g: Graph) -> None:
+    _set(g, assignment(P1, 2), KGV.rank, Literal(1))
+
+
+# (id, mutation, a phrase the report must contain)
+BREAKAGES = [
+    ("no-prefLabel", lambda g: g.remove((OPT, SKOS.prefLabel, None)), "exactly one skos:prefLabel"),
+    ("two-prefLabels", lambda g: g.add((OPT, SKOS.prefLabel, Literal("optimisation", lang="en"))), "exactly one skos:prefLabel"),
+    ("prefLabel-untagged", lambda g: _set(g, OPT, SKOS.prefLabel, Literal("optimization")), "language-tagged"),
+    ("altLabel-is-prefLabel", lambda g: g.add((OPT, SKOS.altLabel, Literal("optimization", lang="en"))), "SKOS S13"),
+    ("no-inScheme", lambda g: g.remove((OPT, SKOS.inScheme, None)), "skos:inScheme"),
+    ("paperCount-string", lambda g: _set(g, OPT, KGV.paperCount, Literal("2")), "kgv:paperCount, an xsd:integer"),
+    ("paperCount-negative", lambda g: _set(g, OPT, KGV.paperCount, Literal(-1)), "kgv:paperCount, an xsd:integer"),
+    ("paperCount-wrong", lambda g: _set(g, OPT, KGV.paperCount, Literal(7)), "kgv:paperCount 7 but 2 papers"),
+    ("broader-not-concept", lambda g: g.add((OPT, SKOS.broader, paper(P1))), "skos:broader links"),
+    ("broader-cycle", lambda g: g.add((OPT, SKOS.broader, SZOO)), "skos:broader cycle"),
+    ("score-string", lambda g: _set(g, A11, KGV.score, Literal("0.71")), "xsd:decimal in [-1, 1]"),
+    ("score-double", lambda g: _set(g, A11, KGV.score, Literal(0.71)), "xsd:decimal in [-1, 1]"),
+    ("score-above-1", lambda g: _set(g, A11, KGV.score, Literal(Decimal("1.5"))), "xsd:decimal in [-1, 1]"),
+    ("score-below-minus-1", lambda g: _set(g, A11, KGV.score, Literal(Decimal("-1.01"))), "xsd:decimal in [-1, 1]"),
+    ("two-scores", lambda g: g.add((A11, KGV.score, Literal(Decimal("0.5")))), "xsd:decimal in [-1, 1]"),
+    ("rank-0", lambda g: _set(g, A11, KGV.rank, Literal(0)), "xsd:integer >= 1"),
+    ("same-rank", _same_rank, "keyphrase assignments have kgv:rank 1"),
+    ("no-phrase", lambda g: g.remove((A11, KGV.phrase, None)), "exactly one kgv:phrase"),
+    ("no-paper", lambda g: g.remove((A11, KGV.paper, None)), "exactly one kgv:paper"),
+    ("concept-not-concept", lambda g: _set(g, A11, KGV.concept, paper(P2)), "kgv:concept, a skos:Concept"),
+    ("no-activity", lambda g: g.remove((A11, PROV.wasGeneratedBy, None)), "prov:wasGeneratedBy exactly one prov:Activity"),
+    ("derived-from-other", lambda g: _set(g, A11, PROV.wasDerivedFrom, paper(P2)), "prov:wasDerivedFrom its kgv:paper"),
+    ("not-an-entity", lambda g: g.remove((A11, RDF.type, PROV.Entity)), "prov:Entity"),
+    ("untyped-assignment", lambda g: g.remove((A11, RDF.type, KGV.KeyphraseAssignment)), "only a kgv:KeyphraseAssignment"),
+    ("assignment-without-subject", _drop_subject, "has no dcterms:subject link to its kgv:concept"),
+    ("subject-without-assignment", _extra_subject, "no kgv:KeyphraseAssignment for its dcterms:subject link"),
+    ("no-name", lambda g: g.remove((paper(P1), SDO.name, None)), "exactly one non-empty schema:name"),
+    ("bad-identifier", lambda g: _set(g, paper(P1), SDO.identifier, Literal("P1")), "schema:identifier: p followed by 15 hex"),
+    ("year-as-string", lambda g: _set(g, paper(P1), SDO.datePublished, Literal("2024")), "xsd:gYear"),
+    ("venue-not-series", lambda g: _set(g, paper(P1), SDO.isPartOf, OPT), "schema:CreativeWorkSeries"),
+    ("subject-not-concept", lambda g: g.add((paper(P1), DCTERMS.subject, paper(P2))), "dcterms:subject links a paper to skos:Concepts"),
+    ("code-not-url", lambda g: g.remove((paper(P1), SDO.url, None)), "is not also a schema:url"),
+    ("venue-without-name", lambda g: g.remove((KG["venue/icml"], SDO.name, None)), "a venue has exactly one schema:name"),
+    ("bad-model-sha", lambda g: _set(g, KG["agent/model"], KGV.sha256, Literal("xyz")), "Pattern"),
+]
+
+
+@pytest.mark.parametrize("mutate,expected", [pytest.param(m, e, id=i) for i, m, e in BREAKAGES])
+def test_breakage_is_caught(rdf, shapes, mutate, expected):
+    broken = Graph()
+    for triple in rdf:
+        broken.add(triple)
+    mutate(broken)
+    assert len(broken) != len(rdf) or set(broken) != set(rdf), "the mutation changed nothing"
+    conforms, text = validate(broken, shapes)
+    assert not conforms
+    assert expected in text, text
+
+
+def test_negative_scores_are_allowed(rdf, shapes):
+    """A cosine similarity may be negative: the fixture holds one (-0.0412) and conforms."""
+    scores = {float(o) for o in rdf.objects(None, KGV.score)}
+    assert min(scores) < 0
+    assert all(o.datatype == XSD.decimal for o in rdf.objects(None, KGV.score))
