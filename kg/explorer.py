@@ -128,8 +128,10 @@ class Explorer:
 
     # ------------------------------------------------------------------ the bounded drawing
     def select(self, *, venue: str | None = None, min_papers: int = 1,
-               max_concepts: int = MAX_CONCEPTS, max_papers: int = MAX_PAPERS) -> list[str]:
+               max_concepts: int | None = None, max_papers: int | None = None) -> list[str]:
         """The nodes drawn under the filters: top concepts, some of their papers, their venues."""
+        max_concepts = MAX_CONCEPTS if max_concepts is None else max_concepts
+        max_papers = MAX_PAPERS if max_papers is None else max_papers
         v = self.venue_node(venue)
         allowed = set(self.papers) if v is None else set(self._venue_papers.get(v, ()))
         counts = {c: sum(1 for p, _ in self._subjects.get(c, ()) if p in allowed) for c in self.concepts}

