@@ -35,7 +35,7 @@ from kg import view
 __all__ = ["Explorer", "MAX_CONCEPTS", "MAX_PAPERS"]
 
 MAX_CONCEPTS = 300
-MAX_PAPERS = 600
+MAX_PAPERS = 450
 MAX_LISTED = 200  # papers listed for one concept or venue
 MAX_NEIGHBOURS = 60  # papers drawn around a concept or venue found by search
 _KIND_ORDER = {"concept": 0, "paper": 1, "venue": 2}
@@ -168,15 +168,8 @@ class Explorer:
         from pyvis.edge import Edge
         from pyvis.network import Network
 
-        keep = set(nodes)
-        edges = []
-        for p in (n for n in nodes if self.kind.get(n) == "paper"):
-            for c, d in self._paper_concepts.get(p, ()):
-                if c in keep:
-                    edges.append((p, c, d))
-            v = self._venue_of.get(p)
-            if v in keep:
-                edges.append((p, v, self.G.edges[p, v]))
+        # The edges kg.view draws (paper-concept, paper-venue, and whatever else it draws), among *nodes*.
+        edges = view._drawn_edges(self.G.subgraph(nodes), {n: self.kind[n] for n in nodes})
         degree = dict.fromkeys(nodes, 0)
         for u, v, _ in edges:
             degree[u] += 1

@@ -10,7 +10,7 @@ What is drawn:
 * ``paper`` nodes: blue squares; ``concept`` nodes: orange dots; ``venue`` nodes: green
   diamonds. Every node is sized by its degree in the drawn graph.
 * ``subject`` edges (paper - concept), width by score; ``venue`` edges (paper - venue),
-  dashed. ``cooccurs`` edges (concept - concept) are left out: they repeat what the shared
+  dashed; ``broader`` links (a concept's ``broader`` attribute), dotted arrows. ``cooccurs`` edges (concept - concept) are left out: they repeat what the shared
   papers already show and would clutter the picture. Nodes of any other kind are left out.
 
 Hover texts are plain text end to end: Python puts them in the JSON data unescaped, the
@@ -91,7 +91,8 @@ def render_html(G: nx.Graph, *, title: str = "kg") -> str:
 
 
 def _drawn_edges(G: nx.Graph, kinds: dict[Any, Any]) -> list[tuple[Any, Any, dict[str, Any]]]:
-    """`subject` and `venue` edges, each oriented paper first, in a fixed order."""
+    """`subject` and `venue` edges, each oriented paper first, and `broader` links between
+    concepts (narrower first), in a fixed order."""
     out = []
     for u, v, d in G.edges(data=True):
         if d.get("kind") not in _EDGE_TARGET:
@@ -100,6 +101,11 @@ def _drawn_edges(G: nx.Graph, kinds: dict[Any, Any]) -> list[tuple[Any, Any, dic
             u, v = v, u
         if kinds.get(u) == "paper" and kinds.get(v) == _EDGE_TARGET[d["kind"]]:
             out.append((u, v, d))
+    for n, k in kinds.items():  # the concept hierarchy: narrower -> broader
+        if k == "concept":
+            for b in G.nodes[n].get("broader") or []:
+                if kinds.get(b) == "concept":
+                    out.append((n, b, {"kind": "broader"}))
     out.sort(key=lambda e: (str(e[0]), str(e[1])))
     return out
 
@@ -162,6 +168,9 @@ def _edge_options(G: nx.Graph, paper: Any, other: Any, d: dict[str, Any]) -> dic
     """pyvis keyword options of one drawn edge."""
     a = str(G.nodes[paper].get("label") or paper)
     b = str(G.nodes[other].get("label") or other)
+    if d.get("kind") == "broader":
+        return {"color": {"color": _STYLE["concept"]["color"], "opacity": 0.7}, "dashes": [2, 4],
+                "width": 1.5, "arrows": "to", "title": f"{a}\nnarrower than {b}"}
     if d.get("kind") == "venue":
         year = d.get("year")
         tip = f"{a}\npublished at {b}" + (f" ({year})" if year is not None else "")
@@ -293,6 +302,7 @@ _CSS = """html, body { margin: 0; height: 100%; font-family: system-ui, sans-ser
 .kg-sw-venue { transform: rotate(45deg) scale(0.85); }
 .kg-line { display: inline-block; width: 22px; flex: none; border-top: 2px solid """ + _SUBJECT_COLOR + """; }
 .kg-line.kg-dash { border-top: 2px dashed """ + _STYLE["venue"]["color"] + """; }
+.kg-line.kg-dot { border-top: 2px dotted """ + _STYLE["concept"]["color"] + """; }
 .kg-tip { white-space: normal; max-width: 28em; font-family: system-ui, sans-serif; font-size: 13px; }
 .kg-tip strong { display: block; margin-bottom: 2px; }
 """ + "".join(
@@ -324,6 +334,7 @@ def _page(title: str, data_json: str, counts: dict[str, int]) -> str:
 <ul>
 {items}<li><span class="kg-line"></span>paper &ndash; concept (thicker: closer match)</li>
 <li><span class="kg-line kg-dash"></span>paper &ndash; venue</li>
+<li><span class="kg-line kg-dot"></span>concept &rarr; broader concept</li>
 </ul>
 <p>Size: number of links. Hover a node or a link for details; drag to pan, scroll to zoom.</p>
 </div>
