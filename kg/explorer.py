@@ -396,6 +396,10 @@ _SCRIPT = """(function () {
     $("kg-drawn").textContent = "Drawn: " + d.concepts + " of " + plural(s.concepts, "concept") + ", " +
       d.papers + " of " + plural(s.papers, "paper") + ", " + d.venues + " of " + plural(s.venues, "venue") +
       ". Find the others with the search.";
+    [["paper", d.papers], ["concept", d.concepts], ["venue", d.venues]].forEach(function (kn) {
+      const swatch = document.querySelector("#kg-legend .kg-sw-" + kn[0]);  /* the legend of kg.view */
+      if (swatch && swatch.parentNode.lastChild !== swatch) swatch.parentNode.lastChild.textContent = kn[0] + "s (" + kn[1] + ")";
+    });
   }
   function setView(state) { document.body.setAttribute("data-kg-view", state); }
   function kindBadge(kind) { return el("span", kind, "kg-kind kg-kind-" + kind); }

@@ -10,8 +10,9 @@ model that produced it (PROV-O). Venues are ``schema:CreativeWorkSeries``.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import networkx as nx
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
@@ -54,9 +55,21 @@ def check_base(base: str) -> str:
     return base
 
 
-def _iri(url: str) -> URIRef:
-    """A URL from an abstract as a valid IRI (characters IRIs forbid are percent-encoded)."""
-    return URIRef(quote(url, safe=":/?#[]@!$&'()*+,;=%~-._"))
+def _iri(url: str) -> URIRef | Literal:
+    """A URL from an abstract as a valid IRI (characters IRIs forbid are percent-encoded);
+    one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal."""
+    url = re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", url)  # a stray % is a literal percent sign
+    parts = urlsplit(url)
+    safe = "/:@!$&'()*+,;=%~-._"
+    iri = urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
+                      quote(parts.fragment, safe=safe + "?")))
+    try:
+        import pyoxigraph
+
+        pyoxigraph.NamedNode(iri)  # the strict RFC 3987 check
+    except ValueError:
+        return Literal(url, datatype=XSD.anyURI)
+    return URIRef(iri)
 
 
 def _is_code(url: str) -> bool:

@@ -25,10 +25,16 @@ What runs::
   over a cross join was not stopped at all (it grew past 11 GB). So kg does not use it: the
   front gives every query a deadline; a query that has not answered in full by then gets
   ``503`` and the Oxigraph process, which may still be computing it, is killed (SIGKILL, its
-  whole process group) and started again over the same read-only store (a fraction of a
-  second). Other queries that were running in the killed worker are sent again to the new one
-  (queries have no side effects) within their own deadlines. Answers are buffered (up to
-  32 MiB, then streamed) so that a stopped query never produces a ``200`` with half a result.
+  whole process group) and started again over the same read-only store (well under a second:
+  opening a read-only store is quick). Other queries that were running in the killed worker
+  are sent again to the new one (queries have no side effects) within their own deadlines.
+  Answers are buffered (up to 32 MiB, then streamed) so that a stopped query never produces a
+  ``200`` with half a result.
+* At most as many queries as there are CPU cores (at least 2) run in the worker at once; the
+  others wait their turn in the front (up to ``max(60 s, 6 x timeout)``). A query's clock
+  starts when it is sent to the worker, so the timeout measures its own run, not the queue:
+  without this, on a busy 2-core machine, queries that were merely sharing the CPU with
+  seven others went past the deadline.
 * Shutdown. SIGINT, SIGTERM and SIGHUP stop the front, then the worker (SIGTERM, then SIGKILL);
   the worker is also started with ``PR_SET_PDEATHSIG`` so that it dies with kg even when kg
   is killed outright.
@@ -39,7 +45,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import errno
 import http.client
 import json
 import os
@@ -409,8 +414,11 @@ def canned_queries() -> list[dict]:
             header.append(line[1:].removeprefix(" "))
         variables: dict[str, str] = {}
         examples = []
+        in_bindings = False
         for line in header:
-            var = re.match(r"\s+\?([A-Za-z_][A-Za-z0-9_]*)\s+(\S.*)$", line)
+            if not line[:1].isspace():  # a section starts: only "Bindings ..." lists variables
+                in_bindings = line.startswith("Bindings")
+            var = re.match(r"\s+\?([A-Za-z_][A-Za-z0-9_]*)\s+(\S.*)$", line) if in_bindings else None
             if var and var.group(1) not in variables:
                 variables[var.group(1)] = var.group(2).strip()
             if "--bind" in line:
@@ -510,6 +518,7 @@ class _Worker:
         self._stopping = False
         self._failure: str | None = None
         self._stderr: deque[str] = deque(maxlen=20)
+        self._dying: list[subprocess.Popen] = []
         self._thread = threading.Thread(target=self._supervise, name="kg-serve-oxigraph", daemon=True)
 
     # -- public
@@ -542,7 +551,13 @@ class _Worker:
                 self.log(f"restarting the SPARQL worker: {reason}")
                 self._ready = False
                 self._restart = True
+                self.restarts += 1
                 self._cond.notify_all()
+
+    def current(self, generation: int) -> bool:
+        """Whether *generation* is the running worker (not restarted, nor asked to restart)."""
+        with self._cond:
+            return generation == self.generation and self._ready
 
     @property
     def pid(self) -> int | None:
@@ -557,6 +572,8 @@ class _Worker:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(wait)
         self._kill(self._proc, gentle=True)
+        for proc in self._dying:  # killed workers: make sure they are gone, not left as zombies
+            self._kill(proc, gentle=False)
 
     # -- the supervisor thread
     def _supervise(self) -> None:
@@ -585,10 +602,13 @@ class _Worker:
                     self._cond.notify_all()
                 if self._stopping:
                     return
-                self._kill(proc, gentle=False)
-                if asked:
-                    self.restarts += 1
+                if asked:  # SIGKILL now; reaped in the background while the next one starts
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    self._dying.append(proc)
+                    threading.Thread(target=proc.wait, name="kg-serve-reaper", daemon=True).start()
                     continue
+                self._kill(proc, gentle=False)
                 crashes.append(time.monotonic())
                 detail = " / ".join(list(self._stderr)[-3:]) or f"exit code {proc.returncode}"
                 self.log(f"the SPARQL worker stopped unexpectedly ({detail}); starting it again")
@@ -650,19 +670,17 @@ class _Worker:
 
     @staticmethod
     def _kill(proc: subprocess.Popen | None, *, gentle: bool) -> None:
-        if proc is None or proc.returncode is not None:
+        """Stop *proc* and its process group (SIGTERM then SIGKILL, or SIGKILL) and reap it."""
+        if proc is None or proc.poll() is not None:
             return
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGTERM if gentle else signal.SIGKILL)
-            try:
-                proc.wait(3 if gentle else 10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # anything left in its group
+            os.killpg(proc.pid, signal.SIGTERM if gentle else signal.SIGKILL)
+        try:
+            proc.wait(3 if gentle else 30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 class _Pool:
@@ -750,11 +768,11 @@ _CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inlin
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kg-serve"
+    timeout = 120  # idle keep-alive connections are closed after this
+    server: _Front
 
     def version_string(self) -> str:
         return self.server_version
-    timeout = 120  # idle keep-alive connections are closed after this
-    server: _Front
 
     # -- plumbing
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
@@ -781,6 +799,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body(self) -> bytes | None:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True
             self._text(411, "send the request body with a Content-Length")
             return None
         try:
@@ -798,6 +817,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.server.app.loopback:
             return True
         host = (self.headers.get("Host") or "").strip().lower()
+        if not host:  # HTTP/1.0 without Host: not a browser, so not a rebinding attack
+            return True
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return name.strip("[]") in _LOOPBACK
 
@@ -823,7 +844,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._sparql(method, path, url.query)
             if method == "POST" and path != "/api/query":
                 self._body()
-                return self._text(405, f"{path} takes GET")
+                return self._send(405, f"{path} takes GET\n".encode(), "text/plain; charset=utf-8", {"Allow": "GET, HEAD"})
             if path in ("/", "/index.html"):
                 return self._send(200, app.explorer_page(), "text/html; charset=utf-8", {"Content-Security-Policy": _CSP})
             if path == "/queries":
@@ -916,8 +937,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._forward(method, target + (f"?{qs}" if qs else ""), body if method == "POST" else None, headers)
 
     def _forward(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> None:
-        """Send a request to the worker and its answer to the client, within the query deadline."""
+        """Send a request to the worker and its answer to the client, within the query deadline.
+
+        At most `Server.concurrency` requests run in the worker at once (others wait their
+        turn, up to `Server.queue_wait` seconds): a query's clock starts when it is sent, so
+        its timeout measures its own run, not the queue in front of it.
+        """
         app = self.server.app
+        if not app.slots.acquire(timeout=app.queue_wait):
+            return self._text(503, f"the server is busy: {app.concurrency} queries are running and others are "
+                                   f"waiting; try again")
+        try:
+            self._dispatch(app, method, path, body, headers)
+        finally:
+            app.slots.release()
+
+    def _dispatch(self, app: Server, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> None:
         start = time.monotonic()
         deadline = start + app.timeout
         attempt = 0
@@ -981,7 +1016,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if streaming or isinstance(e, BrokenPipeError) and received:
                     self.close_connection = True
                     return
-                restarted = app.worker.generation != generation or app.worker.pid is None
+                restarted = not app.worker.current(generation)
                 if attempt < 3 and time.monotonic() < deadline and (restarted or (reused and not received)):
                     continue  # the worker was restarted under it, or a stale keep-alive connection: send again
                 return self._text(502, f"the SPARQL server failed to answer ({e.__class__.__name__}: {e})")
@@ -1019,7 +1054,7 @@ class Server:
     `stop` (or use it as a context manager)."""
 
     def __init__(self, graph_dir: Path, host: str, port: int, timeout: float, *, log: Log = _quiet,
-                 access_log: Log = _quiet) -> None:
+                 access_log: Log = _quiet, concurrency: int | None = None) -> None:
         from kg.explorer import Explorer
         from kg.graph import load_graph
 
@@ -1029,6 +1064,10 @@ class Server:
         self.log, self.access_log = log, access_log
         self.loopback = host in _LOOPBACK or host.startswith("127.")
         self.answered = self.timeouts = 0
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+        self.concurrency = max(1, concurrency or max(2, cores))  # queries running in the worker at once
+        self.slots = threading.BoundedSemaphore(self.concurrency)
+        self.queue_wait = max(60.0, 6 * self.timeout)
         self._stopped = False
         self._lock: _FolderLock | None = None
         self.worker: _Worker | None = None
@@ -1038,6 +1077,10 @@ class Server:
             raise InputError(f"{self.graph_dir}: no such folder; run `kg build --out {self.graph_dir}` first, or pass --graph")
         graph_json = self.graph_dir / "graph.json"
         try:
+            try:  # first, so that a busy port fails at once; connections wait in the backlog until it serves
+                self._front = _Front((host, port), _Handler, self)
+            except OSError as e:
+                raise KGError(f"cannot listen on {host}:{port} ({e.strerror or e}); pick another --port or --host") from e
             self._lock = _FolderLock(self.graph_dir)
             exe = oxigraph_binary()
             self.store = prepare_store(self.graph_dir, oxigraph=exe, log=log, _lock=self._lock)
@@ -1045,10 +1088,6 @@ class Server:
             self.worker = _Worker(exe, self.store.location, log=log)
             self.pool = _Pool(self.worker)
             self.worker.start()
-            try:
-                self._front = _Front((host, port), _Handler, self)
-            except OSError as e:
-                raise KGError(f"cannot listen on {host}:{port} ({e.strerror or e}); pick another --port or --host") from e
             _LIVE.add(self)
             self._thread = threading.Thread(target=self._front.serve_forever, kwargs={"poll_interval": 0.2},
                                             name="kg-serve-front", daemon=True)
@@ -1076,6 +1115,7 @@ class Server:
 
     def status(self) -> dict:
         return {"graph": str(self.graph_dir), "triples": self.store.triples, "timeout": self.timeout,
+                "concurrency": self.concurrency,
                 "worker": {"pid": self.worker.pid, "generation": self.worker.generation, "restarts": self.worker.restarts},
                 "answered": self.answered, "timeouts": self.timeouts}
 
@@ -1104,14 +1144,16 @@ class Server:
 
 
 def start_server(graph_dir: str | os.PathLike = "outputs", host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                 timeout: float = DEFAULT_TIMEOUT, *, log: Log = _quiet, access_log: Log = _quiet) -> Server:
+                 timeout: float = DEFAULT_TIMEOUT, *, log: Log = _quiet, access_log: Log = _quiet,
+                 concurrency: int | None = None) -> Server:
     """Serve the build in *graph_dir* (explorer at ``/``, SPARQL at ``/sparql``) until `Server.stop`.
 
     Loads or reuses the Oxigraph store, starts ``oxigraph serve-read-only`` on a loopback port and
     kg's front on *host*:*port* (``port=0``: any free port, see `Server.url`), in background
-    threads. Queries are stopped after *timeout* seconds.
+    threads. Queries are stopped after *timeout* seconds; at most *concurrency* run at once
+    (default: the number of CPU cores, at least 2), the others wait their turn.
     """
-    return Server(Path(graph_dir), host, port, timeout, log=log, access_log=access_log)
+    return Server(Path(graph_dir), host, port, timeout, log=log, access_log=access_log, concurrency=concurrency)
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,10 +28,16 @@ def graph_of(paths, embedder, nlp):
 
 
 def round_trips(G):
+    import pyoxigraph
+
     g = to_rdf(G)
     for fmt, parse_as in (("turtle", "turtle"), ("nt", "nt"), ("json-ld", "json-ld")):
         back = Graph().parse(data=serialize(g, fmt), format=parse_as)
         assert isomorphic(g, back), fmt
+    for fmt, ox_format in (("nt", pyoxigraph.RdfFormat.N_TRIPLES), ("turtle", pyoxigraph.RdfFormat.TURTLE)):
+        store = pyoxigraph.Store()
+        store.load(serialize(g, fmt), format=ox_format)  # Oxigraph is strict about IRIs
+        assert len(store) == len(g), fmt
 
 
 @given(st.text(min_size=1, max_size=300).filter(lambda t: any(c.isalnum() for c in t)))
@@ -114,3 +120,16 @@ def test_an_interruption_at_any_write_leaves_whole_outputs(tmp_path, hash_embedd
         if data != before[name]:
             fresh = kg.build([f], tmp_path / "fresh", embedder=hash_embedder, nlp=nlp)
             assert data == (fresh.out / name).read_bytes(), name
+
+
+def test_odd_urls_and_venues_give_valid_iris(tmp_path, hash_embedder, nlp):
+    f = tmp_path / "odd.jsonl"
+    rows = [
+        {"abstract": "Code at https://github.com/a/b{c}|d^e`f\\g and http://x.org/\u00e9t\u00e9?q=<1> for graph neural networks.",
+         "venue": "ACM SIG<KDD> \"25\" 会议", "title": "T <b>bold</b>"},
+        {"abstract": "Diffusion models https://example.org/%zz%20ok generate images.", "venue": " "},
+    ]
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    report, G = graph_of([f], hash_embedder, nlp)
+    assert len(report.papers) == 2
+    round_trips(G)

@@ -1,0 +1,515 @@
+"""kg serve: the store, the SPARQL endpoint (SPARQLWrapper as the client), the query timeout,
+named queries with bound values, clean shutdown, and the explorer in Debian's headless Chromium."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import networkx as nx
+import pyoxigraph as ox
+import pytest
+
+from fixture_graph import fixture_graph
+
+import kg.serve
+from kg.errors import OutputError, QueryError
+from kg.explorer import MAX_CONCEPTS, MAX_PAPERS, Explorer
+from kg.graph import graph_to_json
+from kg.rdf import serialize, to_rdf
+from kg.serve import bound_query, canned_queries, prepare_store, start_server, substitute
+from kg.sparql import list_queries, parse_binding
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+EXPENSIVE = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+HOSTILE = ['x" } ; DROP ALL #', "a\\u0022b\nc'\\", '"""', "<http://e.org/x>) } #", "中文 \U0001F600"]
+
+
+def _write_build(G: nx.Graph, out: Path) -> Path:
+    """The two files `kg serve` reads from a build folder."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "graph.nt").write_text(serialize(to_rdf(G), "nt"), encoding="utf-8")
+    (out / "graph.json").write_text(graph_to_json(G), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_build(tmp_path_factory) -> Path:
+    return _write_build(fixture_graph(), tmp_path_factory.mktemp("serve-small"))
+
+
+@pytest.fixture(scope="module")
+def served(small_build):
+    with start_server(small_build, port=0, timeout=1.0) as server:
+        yield server
+
+
+def _get(url: str, headers: dict | None = None, data: bytes | None = None):
+    req = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def _sparql(server, query: str, fmt, method=None):
+    from SPARQLWrapper import POST, SPARQLWrapper
+
+    client = SPARQLWrapper(server.sparql_url)
+    client.setQuery(query)
+    client.setReturnFormat(fmt)
+    client.setMethod(method or POST)
+    client.setTimeout(30)
+    return client.query().convert()
+
+
+def _rows(result):
+    if isinstance(result, ox.QueryBoolean):
+        return bool(result)
+    variables = [v.value for v in result.variables]
+    return variables, sorted(tuple(str(s[v]) if s[v] is not None else "" for v in variables) for s in result)
+
+
+# ---------------------------------------------------------------------------- the SPARQL endpoint
+
+
+def test_select_json_get_and_csv_post(served):
+    from SPARQLWrapper import CSV, GET, JSON
+
+    q = "PREFIX skos: <http://www.w3.org/2004/02/skos/core#> SELECT ?c ?l WHERE { ?c skos:prefLabel ?l } ORDER BY ?l"
+    as_json = _sparql(served, q, JSON, GET)
+    labels = [b["l"]["value"] for b in as_json["results"]["bindings"]]
+    assert as_json["head"]["vars"] == ["c", "l"]
+    assert labels == sorted(d["label"] for _, d in fixture_graph().nodes(data=True) if d["kind"] == "concept")
+    as_csv = _sparql(served, q, CSV).decode("utf-8").splitlines()
+    assert as_csv[0] == "c,l" and [line.split(",")[-1] for line in as_csv[1:]] == labels
+    status, headers, body = _get(served.sparql_url + "?" + urllib.parse.urlencode({"query": q}),
+                                 {"Accept": "text/tab-separated-values"})
+    assert status == 200 and headers["Content-Type"].startswith("text/tab-separated-values")
+    assert body.decode().splitlines()[0] == "?c\t?l"
+    status, headers, body = _get(served.sparql_url + "?" + urllib.parse.urlencode({"query": q}),
+                                 {"Accept": "application/sparql-results+xml"})
+    assert status == 200 and b"<sparql" in body
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # ConjunctiveGraph, inside SPARQLWrapper and rdflib
+def test_ask_construct_describe(served, small_build):
+    import rdflib
+    from SPARQLWrapper import JSON, JSONLD, TURTLE
+
+    assert _sparql(served, "ASK { ?s a <http://www.w3.org/2004/02/skos/core#Concept> }", JSON)["boolean"] is True
+    assert _sparql(served, "ASK { ?s a <http://e.org/Nothing> }", JSON)["boolean"] is False
+    everything = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+    expected = len((small_build / "graph.nt").read_text().splitlines())
+    turtle = _sparql(served, everything, TURTLE)
+    assert len(rdflib.Graph().parse(data=turtle, format="turtle")) == expected
+    jsonld = _sparql(served, everything, JSONLD)
+    assert len(jsonld) == expected  # SPARQLWrapper parsed it into an rdflib Graph
+    status, headers, body = _get(served.sparql_url + "?" + urllib.parse.urlencode(
+        {"query": "DESCRIBE <https://example.org/kg/concept/federated-learning>"}), {"Accept": "application/n-triples"})
+    assert status == 200 and headers["Content-Type"] == "application/n-triples"
+    assert '"federated learning"@en' in body.decode()
+
+
+def test_malformed_query_is_400_with_the_parser_message(served):
+    from SPARQLWrapper import JSON
+    from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
+
+    with pytest.raises(QueryBadFormed) as caught:
+        _sparql(served, "SELECT ?x WHERE { ?x ?y }", JSON)
+    assert "error at 1:" in str(caught.value)
+
+
+def test_updates_are_refused(served):
+    from SPARQLWrapper import JSON
+
+    before = _sparql(served, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", JSON)["results"]["bindings"][0]["n"]["value"]
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        _sparql(served, "INSERT DATA { <http://e.org/a> <http://e.org/b> <http://e.org/c> }", JSON)
+    assert caught.value.code == 403
+    status, _, body = _get(served.sparql_url, {"Content-Type": "application/sparql-update"},
+                           b"DELETE WHERE { ?s ?p ?o }")
+    assert status == 403 and b"read-only" in body
+    after = _sparql(served, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", JSON)["results"]["bindings"][0]["n"]["value"]
+    assert after == before
+
+
+def test_a_query_past_the_timeout_is_stopped_and_the_next_is_answered(served):
+    from SPARQLWrapper import JSON
+
+    restarts = served.worker.restarts
+    start = time.monotonic()
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        _sparql(served, EXPENSIVE, JSON)
+    elapsed = time.monotonic() - start
+    assert caught.value.code == 503 and b"timeout" in caught.value.read()
+    assert 0.9 < elapsed < 3.0
+    assert served.worker.restarts == restarts + 1  # the runaway worker was killed
+    assert _sparql(served, "ASK { ?s ?p ?o }", JSON)["boolean"] is True
+
+
+def test_queries_in_flight_survive_another_query_timing_out(served):
+    """Queries running in the worker killed for a runaway are sent again to the new worker."""
+    results: list[int] = []
+
+    def client() -> None:
+        for _ in range(15):
+            status, _, _ = _get(served.sparql_url + "?" + urllib.parse.urlencode(
+                {"query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o . ?s ?q ?r }"}))
+            results.append(status)
+
+    threads = [threading.Thread(target=client) for _ in range(3)]
+    for t in threads:
+        t.start()
+    status, _, _ = _get(served.sparql_url + "?" + urllib.parse.urlencode({"query": EXPENSIVE}))
+    for t in threads:
+        t.join()
+    assert status == 503
+    assert results == [200] * 45
+
+
+def test_big_answers_are_streamed(served, monkeypatch):
+    monkeypatch.setattr(kg.serve, "_MAX_BUFFER", 4096)
+    status, headers, body = _get(served.sparql_url + "?" + urllib.parse.urlencode(
+        {"query": "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"}), {"Accept": "application/n-triples"})
+    assert status == 200 and headers.get("Transfer-Encoding") == "chunked"
+    assert len(body) > 4096 and body.decode().count(" .\n") == served.store.triples
+
+
+def test_only_local_host_names_when_bound_to_loopback(served):
+    status, _, _ = _get(served.url, {"Host": "attacker.example:80"})
+    assert status == 421
+    assert _get(served.url, {"Host": f"localhost:{served.port}"})[0] == 200
+
+
+# ---------------------------------------------------------------------------- named queries and bindings
+
+
+def test_substitution_matches_pyoxigraph_on_every_canned_query():
+    """The query text `substitute` writes answers exactly what pyoxigraph's substitutions answer."""
+    store = ox.Store()
+    store.load(serialize(to_rdf(fixture_graph()), "nt"), format=ox.RdfFormat.N_TRIPLES)
+    checked = 0
+    for q in canned_queries():
+        names = {v["name"] for v in q["variables"]}
+        values = list(q["examples"]) + [{n: h} for n in sorted(names) for h in HOSTILE]
+        for example in values:
+            terms = dict(parse_binding(f"{k}={v}") for k, v in example.items())
+            want = _rows(store.query(q["text"], substitutions={ox.Variable(k): t for k, t in terms.items()}))
+            assert _rows(store.query(substitute(q["text"], terms))) == want, (q["name"], example)
+            checked += 1
+    assert checked > 40
+
+
+def test_substitution_refuses_what_cannot_be_bound():
+    lit = ox.Literal("x")
+    with pytest.raises(QueryError, match="AS"):
+        substitute("SELECT ?y WHERE { BIND(1 AS ?y) }", {"y": lit})
+    with pytest.raises(QueryError, match="VALUES"):
+        substitute("SELECT ?y WHERE { VALUES ?y { 1 } }", {"y": lit})
+    with pytest.raises(QueryError):
+        substitute("SELECT ?y WHERE { ?y ?p ?o }", {"y": ox.BlankNode()})
+    text = substitute("SELECT ?y (COUNT(*) AS ?n) WHERE { ?s ?p ?y } GROUP BY ?y ORDER BY ?y", {"y": lit})
+    assert text == 'SELECT ("x" AS ?y) (COUNT(*) AS ?n) WHERE { ?s ?p "x" } GROUP BY ("x") ORDER BY ("x")'
+    with pytest.raises(QueryError, match="no variable"):
+        bound_query("top-concepts", ["nope=1"])
+    with pytest.raises(QueryError, match="no query named"):
+        bound_query("../queries/top-concepts", [])
+
+
+def test_named_queries_over_http(served):
+    status, _, body = _get(served.url + "queries")
+    listed = json.loads(body)
+    assert status == 200 and {q["name"]: q["summary"] for q in listed} == list_queries()
+    papers = next(q for q in listed if q["name"] == "papers-of-concept")
+    assert {v["name"] for v in papers["variables"]} == {"label", "concept"}
+    status, _, body = _get(served.url + "api/query", {"Content-Type": "application/json"},
+                           json.dumps({"name": "papers-of-concept", "bindings": {"label": "LLM"}}).encode())
+    rows = json.loads(body)["results"]["bindings"]
+    assert status == 200 and {r["label"]["value"] for r in rows} == {"LLM"} and len(rows) == 3
+    for hostile in HOSTILE:
+        status, _, body = _get(served.url + "api/query?" + urllib.parse.urlencode({"name": "search", "bind": f"text={hostile}"}))
+        assert status == 200 and json.loads(body)["results"]["bindings"] == []
+    status, _, body = _get(served.url + "api/query?" + urllib.parse.urlencode(
+        {"name": "papers-of-concept", "bind": "label=SGD"}), {"Accept": "text/csv"})
+    assert status == 200 and body.decode().splitlines()[0].startswith("concept,conceptLabel,paper")
+    assert _get(served.url + "api/query?name=top-concepts&bind=nope%3D1")[0] == 400
+
+
+def test_explorer_api(served):
+    status, headers, page = _get(served.url)
+    assert status == 200 and "default-src 'none'" in headers["Content-Security-Policy"]
+    assert b"<script src" not in page and b"<link" not in page  # everything inline
+    found = json.loads(_get(served.url + "api/search?q=llm")[2])
+    assert found[0]["id"] == "concept:large-language-model"
+    assert json.loads(_get(served.url + "api/search?q=p30000000000000")[2])[0]["id"].startswith("paper:p3")
+    node = json.loads(_get(served.url + "api/node?id=concept:large-language-model")[2])
+    assert node["papers"] == 3 and [p["id"] for p in node["paper_list"]][0].startswith("paper:")
+    assert _get(served.url + "api/node?id=nothing")[0] == 404
+    data = json.loads(_get(served.url + "api/graph?venue=ICML&min_papers=1")[2])
+    papers = [n["id"] for n in data["nodes"] if n["id"].startswith("paper:")]
+    assert papers and all(fixture_graph().nodes[p]["venue"] == "ICML" for p in papers)
+    assert _get(served.url + "api/graph?venue=Nowhere")[0] == 400
+
+
+# ---------------------------------------------------------------------------- the store
+
+
+def test_store_is_loaded_once_and_reloaded_when_the_graph_changes(tmp_path):
+    build = _write_build(fixture_graph(), tmp_path / "out")
+    first = prepare_store(build)
+    assert first.reloaded and first.triples == len((build / "graph.nt").read_text().splitlines())
+    assert not prepare_store(build).reloaded
+    lines = (build / "graph.nt").read_text().splitlines()
+    (build / "graph.nt").write_text("\n".join(lines[1:]) + "\n")
+    again = prepare_store(build)
+    assert again.reloaded and again.triples == first.triples - 1
+    assert sorted(p.name for p in build.iterdir()) == ["graph.json", "graph.nt", "store"]
+
+
+def test_a_served_store_is_not_reloaded_under_its_server(small_build, tmp_path):
+    build = tmp_path / "busy"
+    shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
+    with start_server(build, port=0) as server:
+        assert server.store.reloaded
+        os.utime(build / "graph.nt", ns=(time.time_ns(), time.time_ns() + 10**9))
+        with pytest.raises(OutputError, match="another `kg serve`"):
+            prepare_store(build)
+
+
+# ---------------------------------------------------------------------------- clean shutdown
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")  # a zombie is dead
+    except (FileNotFoundError, IndexError, ProcessLookupError):
+        return True
+
+
+def _start_subprocess(build: Path, port: int) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-m", "kg.serve", "--graph", str(build), "--port", str(port), "--timeout", "5"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 30
+    while not any("Ctrl-C" in line for line in lines):
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "kg serve did not start"
+        time.sleep(0.05)
+    status = json.loads(_get(f"http://127.0.0.1:{port}/api/status")[2])
+    return proc, status["worker"]["pid"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signals_stop_everything(small_build, tmp_path, sig):
+    build = tmp_path / "out"
+    shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
+    port = _free_port()
+    proc, worker = _start_subprocess(build, port)
+    assert not _gone(worker)
+    assert _get(f"http://127.0.0.1:{port}/sparql?query=ASK%7B%7D")[0] == 200
+    start = time.monotonic()
+    proc.send_signal(sig)
+    assert proc.wait(10) == 0
+    assert time.monotonic() - start < 5
+    assert "stopped" in proc.stderr.read()
+    assert _gone(worker)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(worker, 0)  # nothing left in the worker's process group
+    with socket.socket() as s:  # the port is free again: nothing listens on it
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.listen()
+    fd = os.open(build, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # and the folder lock released
+    finally:
+        os.close(fd)
+
+
+def test_the_worker_dies_with_kg_even_when_kg_is_killed(small_build, tmp_path):
+    build = tmp_path / "out"
+    shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
+    proc, worker = _start_subprocess(build, _free_port())
+    proc.kill()
+    proc.wait(10)
+    deadline = time.monotonic() + 5
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(worker)
+
+
+# ---------------------------------------------------------------------------- a 10,000-paper graph
+
+
+def _big_graph(n_papers: int = 10_000, n_concepts: int = 25_000, per_paper: int = 10, seed: int = 7) -> nx.Graph:
+    """A synthetic graph shaped like kg's (docs/model.md): Zipf-distributed concepts, 4 venues."""
+    rnd = random.Random(seed)
+    G = nx.Graph(base_iri="https://example.org/kg/")
+    venues = ["ICML", "ICLR", "NeurIPS", "ACL"]
+    for v in venues:
+        G.add_node(f"venue:{v.lower()}", kind="venue", label=v)
+    cum, acc = [], 0.0
+    for i in range(n_concepts):
+        acc += 1 / (i + 1)
+        cum.append(acc)
+    counts = [0] * n_concepts
+    links = []
+    for i in range(n_papers):
+        pid, venue = f"paper:p{i:015x}", venues[i % 4]
+        G.add_node(pid, kind="paper", label=f"Paper {i}", title=None, abstract=f"Abstract {i}.", text="",
+                   venue=venue, year=2020 + i % 6, urls=[], sources=[], source_id=None)
+        G.add_edge(pid, f"venue:{venue.lower()}", kind="venue", year=2020 + i % 6)
+        for rank, c in enumerate(sorted(set(rnd.choices(range(n_concepts), cum_weights=cum, k=per_paper))), 1):
+            links.append((pid, c, rank))
+            counts[c] += 1
+    for c, k in enumerate(counts):
+        if k:
+            G.add_node(f"concept:c{c}", kind="concept", label=f"concept {c}", alt_labels=[f"C{c}"], papers=k, broader=[])
+    for pid, c, rank in links:
+        G.add_edge(pid, f"concept:c{c}", kind="subject", score=round(rnd.random(), 4), rank=rank, phrase=f"concept {c}")
+    return G
+
+
+@pytest.fixture(scope="module")
+def big_explorer() -> Explorer:
+    return Explorer(_big_graph())
+
+
+def test_the_first_drawing_of_a_big_graph_is_bounded(big_explorer):
+    drawn = big_explorer.select()
+    kinds = [big_explorer.kind[n] for n in drawn]
+    assert kinds.count("concept") == MAX_CONCEPTS and kinds.count("paper") == MAX_PAPERS
+    assert len(big_explorer.page()) < 3_000_000
+    hidden = "concept:c20000" if "concept:c20000" in big_explorer.kind else big_explorer.concepts[-1]
+    assert hidden not in drawn
+    assert big_explorer.search(big_explorer.G.nodes[hidden]["label"])[0]["id"] == hidden
+    around = big_explorer.neighborhood("concept:c0")
+    assert around["center"] == "concept:c0" and len(around["nodes"]) <= 62
+
+
+@pytest.mark.browser
+def test_a_big_graph_settles_within_seconds(big_explorer, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed")
+    page_file = tmp_path / "big.html"
+    page_file.write_bytes(big_explorer.page())
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+            start = time.monotonic()
+            page.goto(page_file.as_uri())
+            page.wait_for_function("window.kgReady === true", timeout=60_000)
+            settled = time.monotonic() - start
+            stats = page.evaluate("window.kgStats")
+        finally:
+            browser.close()
+    assert stats["nodes"] <= MAX_CONCEPTS + MAX_PAPERS + 4
+    assert settled < 15, f"the drawing took {settled:.1f} s to settle"
+
+
+# ---------------------------------------------------------------------------- the explorer in Chromium
+
+
+def _wait(page, expression: str, timeout: float = 30) -> None:
+    """Poll *expression* until true (Playwright's wait_for_function evaluates strings with eval,
+    which the page's Content-Security-Policy forbids)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(f"() => Boolean({expression})"):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        time.sleep(0.05)
+
+
+@pytest.mark.model
+@pytest.mark.browser
+def test_explorer_in_chromium(seeds_build, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    import kg
+
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed")
+    G = seeds_build.graph
+    concept = "concept:large-language-model"
+    papers = sorted(n for n in G[concept] if G.nodes[n]["kind"] == "paper")
+    expected_rows = kg.query("papers-of-concept", graph=seeds_build.out / "graph.ttl", bind=["label=large language model"]).rows
+    requests: list[str] = []
+    with start_server(seeds_build.out, port=0) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server.url) else route.abort())
+            page.on("request", lambda r: requests.append(r.url))
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(server.url)
+            _wait(page, "document.body.getAttribute('data-kg-view') === 'ready'")
+            page.wait_for_selector("body[data-kg-queries=loaded]")
+
+            # search: found, selected, zoomed to, its papers listed
+            page.fill("#kg-search", "large language model")
+            page.press("#kg-search", "Enter")
+            page.wait_for_selector(f'#kg-details[data-node="{concept}"]')
+            assert page.evaluate("kgNetwork.getSelectedNodes()") == [concept]
+            position = f'kgNetwork.getPositions(["{concept}"])["{concept}"]'
+            _wait(page, f"Math.hypot({position}.x - kgNetwork.getViewPosition().x, {position}.y - kgNetwork.getViewPosition().y) < 5")
+            listed = page.eval_on_selector_all("#kg-paper-list button", "bs => bs.map(b => b.dataset.id)")
+            assert sorted(listed) == papers
+
+            # a paper: its abstract as text, its venue and concepts
+            page.click(f'#kg-paper-list button[data-id="{listed[0]}"]')
+            page.wait_for_selector(f'#kg-details[data-node="{listed[0]}"]')
+            assert page.text_content("#kg-abstract") == G.nodes[listed[0]]["abstract"]
+            assert page.eval_on_selector("#kg-abstract", "e => e.children.length") == 0
+            assert concept in page.eval_on_selector_all("#kg-concept-list button", "bs => bs.map(b => b.dataset.id)")
+            assert G.nodes[listed[0]]["venue"] in page.text_content("#kg-details")
+            page.screenshot(path=str(tmp_path / "explorer.png"))
+
+            # a canned query on the live endpoint, its rows in a table
+            page.select_option("#kg-query-name", "papers-of-concept")
+            page.fill('#kg-query-inputs input[data-var="label"]', "large language model")
+            page.click("#kg-query-run")
+            page.wait_for_selector("#kg-query-status[data-state=done]")
+            assert page.locator("#kg-query-table tbody tr").count() == len(expected_rows)
+            assert page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)")[:2] == ["concept", "conceptLabel"]
+
+            # filters: one venue
+            page.select_option("#kg-venue", "venue:icml")
+            page.click("#kg-apply")
+            _wait(page, "document.body.getAttribute('data-kg-view') === 'ready'")
+            drawn = page.evaluate("kgNetwork.body.data.nodes.getIds()")
+            assert drawn and all(G.nodes[n]["venue"] == "ICML" for n in drawn if n.startswith("paper:"))
+            page.screenshot(path=str(tmp_path / "explorer-icml.png"))
+        finally:
+            browser.close()
+    assert not errors
+    assert requests and all(url.startswith(server.url) for url in requests), requests
