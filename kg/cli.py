@@ -121,6 +121,11 @@ def list_queries() -> None:
         click.echo(f"{name:28} {summary}")
 
 
+from kg.serve import serve_command  # noqa: E402  (stdlib and click only at import)
+
+cli.add_command(serve_command, "serve")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning kg's errors into one line and an exit code."""
     try:

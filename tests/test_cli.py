@@ -6,7 +6,7 @@ import pytest
 
 from conftest import ROOT
 
-COMMANDS = ["build", "query", "stats", "queries"]
+COMMANDS = ["build", "query", "stats", "queries", "serve"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
