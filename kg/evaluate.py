@@ -375,8 +375,9 @@ def _json_rows(rows: Sequence[dict]) -> list[dict]:
         return {str(k): {m: round(100 * v, 2) for m, v in d.items()} for k, d in s.items()}
 
     return [
-        {"extractor": r["extractor"], "documents": r["documents"], "seconds": round(r["seconds"], 3), "cpu_seconds": round(r["cpu_seconds"], 3),
-         "docs_per_s": round(r["docs_per_s"], 2), "micro": scores(r["micro"]), "macro": scores(r["macro"])}
+        {"extractor": r["extractor"], "documents": r["documents"], "seconds": round(r["seconds"], 3),
+         "cpu_seconds": round(r["cpu_seconds"], 3), "docs_per_s": round(r["docs_per_s"], 2),
+         "micro": scores(r["micro"]), "macro": scores(r["macro"])}
         for r in rows
     ]
 

@@ -161,6 +161,7 @@ def build(
     progress: Callable[[int], None] | None = None,
     on_start: Callable[[ReadReport], None] | None = None,
     cache: bool = True,
+    store: bool = True,
 ) -> BuildResult:
     """Build the knowledge graph of the abstracts under *paths* into the folder *out*.
 
@@ -170,7 +171,8 @@ def build(
     ``stats.json``. *progress* is called with the number of abstracts done after each
     batch; *on_start* with the read report before extraction starts. With *cache*,
     extraction results are kept in ``<out>/.cache/`` keyed by content, model and settings,
-    and a rebuild computes only what changed.
+    and a rebuild computes only what changed. With *store*, the graph is also loaded into an
+    on-disk Oxigraph store in ``<out>/store/`` that `kg query` and `kg serve` read directly.
     """
     from kg.embed import MODEL_NAME, MODEL_SHA256
     from kg.rdf import DEFAULT_BASE, check_base
@@ -219,4 +221,8 @@ def build(
     }
     records = keyphrase_records(G, papers, found, index.assignment)
     files = write_outputs(G, Path(out), records=records, stats=stats, base=base)
+    if store:
+        from kg.serve import prepare_store
+
+        prepare_store(out)  # the on-disk Oxigraph store that kg query and kg serve read
     return BuildResult(G, stats, tuple(warnings), Path(out), tuple(files))

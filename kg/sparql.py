@@ -64,11 +64,45 @@ def find_query(name: str | Path) -> Path:
     raise QueryError(f"no query named {str(name)!r}; known queries: {known}")
 
 
+def persistent_store(graph: str | Path):
+    """The on-disk Oxigraph store `kg build` wrote beside *graph* (a build folder or a graph
+    file in one), opened read-only, when it is up to date with that folder's ``graph.nt``;
+    else None."""
+    import pyoxigraph as ox
+
+    from kg.serve import STORE, _SOURCE
+
+    path = Path(graph)
+    folder = path if path.is_dir() else path.parent
+    if not path.is_dir() and path.suffix.lower() not in (".ttl", ".nt", ".jsonld"):
+        return None
+    nt, store = folder / "graph.nt", folder / STORE
+    try:
+        recorded = json.loads((store / _SOURCE).read_text(encoding="utf-8"))
+        st = nt.stat()
+    except (OSError, ValueError):
+        return None
+    if recorded.get("size") != st.st_size or recorded.get("mtime_ns") != st.st_mtime_ns:
+        return None
+    if not path.is_dir() and path.name not in ("graph.ttl", "graph.nt", "graph.jsonld"):
+        return None
+    try:
+        return ox.Store.read_only(str(store / "data"))
+    except OSError:
+        return None
+
+
 def load_store(graph: str | Path):
-    """An in-memory Oxigraph store holding the RDF file *graph* (Turtle, N-Triples, JSON-LD...)."""
+    """An Oxigraph store of *graph*: the persistent store of its build folder when that is up
+    to date (no parsing at all), else the RDF file (Turtle, N-Triples, JSON-LD...) loaded in memory."""
     import pyoxigraph as ox
 
     path = Path(graph)
+    store = persistent_store(path)
+    if store is not None:
+        return store
+    if path.is_dir():
+        path = path / "graph.ttl"
     if not path.is_file():
         raise InputError(f"{path}: no such graph file; run `kg build` first or pass --graph")
     fmt = RDF_FORMATS.get(path.suffix.lower())

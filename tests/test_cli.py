@@ -95,3 +95,19 @@ def test_stats_prints_figures_and_top_concepts(run_cli, seeds_build):
     assert result.code == 0
     assert "papers: 38" in result.out and "top concepts:" in result.out
     assert len(result.out.split("top concepts:")[1].strip().splitlines()) == 10
+
+
+def test_query_reads_the_persistent_store_and_falls_back_to_the_file(tmp_path, hash_embedder, nlp, project, run_cli):
+    import kg
+    from kg.sparql import persistent_store
+
+    src = tmp_path / "a.txt"
+    src.write_text("ICML 2026\n\nGraph neural networks pass messages.\n\nGraph neural networks for molecules.\n")
+    out = tmp_path / "out"
+    kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert persistent_store(out / "graph.ttl") is not None
+    via_store = run_cli("query", "top-concepts", "--graph", str(out / "graph.ttl"), "--format", "csv")
+    (out / "store" / "source.json").unlink()  # a stale or missing store: the file is parsed instead
+    assert persistent_store(out / "graph.ttl") is None
+    via_file = run_cli("query", "top-concepts", "--graph", str(out / "graph.ttl"), "--format", "csv")
+    assert via_store.code == via_file.code == 0 and via_store.out == via_file.out and "graph neural network" in via_store.out
