@@ -1,0 +1,242 @@
+"""Speed and memory of kg, measured against baselines in the same run.
+
+Prints a table: what was measured, the corpus size, the median of --runs runs, and the ratio
+to the baseline measured alongside. Sections (each can be skipped):
+
+* extraction: plain KeyBERT (default n-gram candidates, MMR), the bound of embedding each
+  abstract once with the same model, and kg's extractor, on the seeds and a sample of the
+  ML abstracts;
+* build: ``kg build`` end to end (read, extract, merge, graph, RDF x3, HTML, stats, store) on
+  1,000 / 5,000 / 10,000 real ML abstracts, wall time and peak memory (``/usr/bin/time -v``),
+  and the growth exponent from the smallest to the largest size;
+* incremental: on the largest build, a rebuild after adding a file of 40 new abstracts, and a
+  rebuild with nothing changed (the content cache);
+* sparql: every query in ``queries/`` on the largest graph, median engine time on the on-disk
+  Oxigraph store ``kg build`` wrote, beside rdflib's in-memory engine; and ``kg query
+  top-concepts`` as a whole command;
+* html: ``graph.html`` of the largest build opened in headless Chromium, time until the
+  layout settled, and the file size.
+
+Run: ``.venv/bin/python -m benchmarks.speed`` (``--help`` for options); the data comes from
+``../shared/bench-data`` (or ``$KG_BENCH_DATA``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.quality import data_dir, machine
+
+ROOT = Path(__file__).resolve().parent.parent
+KG = [sys.executable, "-m", "kg"]
+rows: list[tuple[str, str, str, str, str]] = []
+
+
+def report(what: str, size: object, value: str, baseline: str = "", ratio: str = "") -> None:
+    rows.append((what, str(size), value, baseline, ratio))
+    print(f"  {what:<48} {str(size):>7}  {value:>18}  {baseline:>18}  {ratio:>8}", flush=True)
+
+
+def median_time(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def ml_abstracts(n: int, skip: int = 0) -> list[dict]:
+    """The first *n* distinct abstracts (after *skip*) of the ML corpus, files in name order."""
+    out, seen = [], set()
+    for path in sorted((data_dir() / "ml-abstracts").glob("*.jsonl")):
+        for line in path.open(encoding="utf-8"):
+            row = json.loads(line)
+            text = (row.get("abstract") or "").strip()
+            if len(text.split()) < 20 or text in seen:
+                continue
+            seen.add(text)
+            if len(seen) <= skip:
+                continue
+            out.append({k: row.get(k) for k in ("id", "title", "abstract", "venue", "year")})
+            if len(out) == n:
+                return out
+    return out
+
+
+def write_jsonl(rows_: list[dict], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows_), encoding="utf-8")
+    return path
+
+
+def bench_extraction(runs: int, sample: int) -> None:
+    from keybert import KeyBERT
+
+    from kg.embed import load_embedder
+    from kg.extract import extract_keyphrases, load_nlp
+    from kg.sources import read_papers
+
+    embedder, nlp = load_embedder(), load_nlp()
+    plain = KeyBERT(model=embedder.model)
+    seeds = [p.document for p in read_papers([ROOT / "seeds"]).papers]
+    ml = [((r.get("title") or "") + ". " + r["abstract"]) for r in ml_abstracts(sample, skip=20_000)]
+    extract_keyphrases([(str(i), t) for i, t in enumerate(seeds[:8])], embedder, nlp=nlp)  # warm up
+    for name, docs in (("seeds", seeds), (f"ML sample", ml)):
+        n = len(docs)
+        t_plain = median_time(lambda: plain.extract_keywords(docs, keyphrase_ngram_range=(1, 3), stop_words="english",
+                                                             use_mmr=True, diversity=0.5, top_n=10), runs)
+        t_once = median_time(lambda: embedder.embed(docs), runs)
+        t_kg = median_time(lambda: extract_keyphrases([(str(i), t) for i, t in enumerate(docs)], embedder, nlp=nlp), runs)
+        report(f"extraction, {name}: plain KeyBERT", n, f"{n / t_plain:.1f} abstracts/s")
+        report(f"extraction, {name}: embed each abstract once", n, f"{n / t_once:.1f} abstracts/s")
+        report(f"extraction, {name}: kg", n, f"{n / t_kg:.1f} abstracts/s", f"KeyBERT {n / t_plain:.1f}/s",
+               f"x{t_plain / t_kg:.1f}")
+        report(f"extraction, {name}: kg time / embed-once time", n, f"{t_kg / t_once:.2f}", "bound 1.00")
+
+
+def timed_build(args: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (GiB) of one `kg build` run."""
+    cmd = ["/usr/bin/time", "-v", *KG, "build", *args, "-q"]
+    start = time.perf_counter()
+    run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=os.environ | {"HF_HUB_OFFLINE": "1"})
+    wall = time.perf_counter() - start
+    if run.returncode != 0:
+        raise SystemExit(f"kg build failed:\n{run.stderr[-3000:]}")
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)
+    return wall, (int(rss.group(1)) / 1024 / 1024 if rss else float("nan"))
+
+
+def bench_build(sizes: list[int], work: Path) -> Path:
+    times = {}
+    largest = None
+    for n in sizes:
+        corpus = write_jsonl(ml_abstracts(n), work / f"corpus-{n}" / "abstracts.jsonl").parent
+        out = work / f"out-{n}"
+        shutil.rmtree(out, ignore_errors=True)
+        wall, rss = timed_build([str(corpus), "--out", str(out)], ROOT)
+        times[n] = wall
+        stats = json.loads((out / "stats.json").read_text())
+        report("kg build end to end (clean)", n, f"{wall:.0f} s, {rss:.2f} GiB", "target 600 s, 3 GiB" if n >= 10_000 else "",
+               f"{n / wall:.1f}/s")
+        report("  graph: concepts / triples of graph.nt", n,
+               f"{stats['concepts']} / {sum(1 for _ in (out / 'graph.nt').open())}")
+        largest = (n, corpus, out)
+    if len(times) >= 2:
+        a, b = min(times), max(times)
+        report("growth exponent of build time", f"{a}-{b}", f"{math.log(times[b] / times[a]) / math.log(b / a):.2f}", "linear 1.00")
+    return largest
+
+
+def bench_incremental(largest, work: Path) -> None:
+    n, corpus, out = largest
+    extra = write_jsonl(ml_abstracts(40, skip=n), corpus / "added.jsonl")
+    wall, rss = timed_build([str(corpus), "--out", str(out)], ROOT)
+    report("rebuild after adding 40 abstracts", n + 40, f"{wall:.1f} s, {rss:.2f} GiB", "target 30 s")
+    wall, rss = timed_build([str(corpus), "--out", str(out)], ROOT)
+    report("rebuild with nothing changed", n + 40, f"{wall:.1f} s, {rss:.2f} GiB", "target 15 s")
+    extra.unlink()
+
+
+def bench_sparql(out: Path, runs: int) -> None:
+    import pyoxigraph as ox
+    from rdflib import Graph
+
+    from kg.sparql import find_query, list_queries, load_store, run_query
+
+    store = load_store(out / "graph.ttl")
+    example = {"label": "label=neural networks", "concept": None, "id": None, "paper": None, "text": "text=graph"}
+    first_paper = next(iter(store.query("SELECT ?p WHERE { ?p a <https://schema.org/ScholarlyArticle> } LIMIT 1")))["p"]
+    g = None
+    for name in list_queries():
+        text = find_query(name).read_text()
+        binds = []
+        if re.search(r"\?label\b", text):
+            binds = [example["label"]]
+        elif re.search(r"\?paper\b", text):
+            binds = [f"paper=<{first_paper.value}>"]
+        elif re.search(r"\?text\b", text):
+            binds = [example["text"]]
+        t_ox = median_time(lambda: run_query(store, text, binds), runs)
+        report(f"sparql {name} (Oxigraph store)", "", f"{t_ox * 1000:.0f} ms", "target 100 ms")
+        if name in ("top-concepts", "concepts-of-paper", "papers-with-code"):
+            if g is None:
+                start = time.perf_counter()
+                g = Graph().parse(out / "graph.nt", format="nt")
+                report("rdflib: parse graph.nt into memory", len(g), f"{time.perf_counter() - start:.1f} s")
+            q = text
+            for b in binds:
+                var, _, value = b.partition("=")
+                q = q  # rdflib gets the same bindings through initBindings below
+            from rdflib import Literal, URIRef
+
+            init = {}
+            for b in binds:
+                var, _, value = b.partition("=")
+                init[var] = URIRef(value[1:-1]) if value.startswith("<") else Literal(value)
+            start = time.perf_counter()
+            list(g.query(q, initBindings=init))
+            t_rdflib = time.perf_counter() - start
+            report(f"sparql {name} (rdflib in memory)", "", f"{t_rdflib * 1000:.0f} ms", f"Oxigraph {t_ox * 1000:.0f} ms",
+                   f"x{t_rdflib / max(t_ox, 1e-6):.0f}")
+    start = time.perf_counter()
+    subprocess.run([*KG, "query", "top-concepts", "--graph", str(out / "graph.ttl")], cwd=ROOT, check=True, capture_output=True)
+    report("kg query top-concepts, whole command", "", f"{time.perf_counter() - start:.2f} s", "target 2 s")
+
+
+def bench_html(out: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    page_file = out / "graph.html"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--headless", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        start = time.perf_counter()
+        page.goto(page_file.as_uri())
+        page.wait_for_function("window.kgReady === true", timeout=120_000)
+        settled = time.perf_counter() - start
+        browser.close()
+    report("graph.html opens and settles in Chromium", "", f"{settled:.1f} s", "target 5 s")
+    report("graph.html size", "", f"{page_file.stat().st_size / 1e6:.1f} MB", "target 20 MB")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 10000])
+    parser.add_argument("--runs", type=int, default=3, help="runs per timing (median); builds run once each")
+    parser.add_argument("--sample", type=int, default=200, help="ML abstracts for the extraction comparison")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench"))
+    parser.add_argument("--skip", nargs="*", default=[], choices=["extraction", "build", "incremental", "sparql", "html"])
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    print(f"machine: {machine()}, {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    print(f"  {'what':<48} {'size':>7}  {'median':>18}  {'baseline/target':>18}  {'ratio':>8}")
+    if "extraction" not in args.skip:
+        bench_extraction(args.runs, args.sample)
+    largest = None
+    if "build" not in args.skip:
+        largest = bench_build(sorted(args.sizes), args.work)
+    else:
+        n = max(args.sizes)
+        largest = (n, args.work / f"corpus-{n}", args.work / f"out-{n}")
+    if "incremental" not in args.skip:
+        bench_incremental(largest, args.work)
+    if "sparql" not in args.skip:
+        bench_sparql(largest[2], args.runs)
+    if "html" not in args.skip:
+        bench_html(largest[2])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
