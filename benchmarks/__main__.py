@@ -1,0 +1,35 @@
+"""``python -m benchmarks`` (``make bench``): every benchmark in turn, each printing its table.
+
+1. speed: extraction vs plain KeyBERT and the embed-once bound; builds of 1k/5k/10k ML
+   abstracts; incremental rebuilds; SPARQL; the HTML view  (``benchmarks/speed.py``)
+2. load: 8 clients, 2,000 canned queries against ``kg serve`` of the largest build (``benchmarks/load.py``)
+3. quality: ``kg eval`` on Inspec, SemEval-2010 and NUS with the baselines, and author-keyword
+   recovery on the ML abstracts (``benchmarks/quality.py``)
+
+Each can also be run alone: ``python -m benchmarks.speed``, ``python benchmarks/load.py``,
+``python -m benchmarks.quality``.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    work = Path("/tmp/kg-bench")
+    steps = [
+        [sys.executable, "-m", "benchmarks.speed", "--work", str(work)],
+        [sys.executable, str(ROOT / "benchmarks" / "load.py"), "--graph", str(work / "out-10000")],
+        [sys.executable, "-m", "benchmarks.quality"],
+    ]
+    failed = 0
+    for cmd in steps:
+        print("$", " ".join(cmd[1:]), flush=True)
+        failed |= subprocess.run(cmd, cwd=ROOT).returncode != 0
+    return int(failed)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
