@@ -64,7 +64,7 @@ GENERIC = frozenset(
     datum data set sets dataset datasets benchmark benchmarks metric metrics experiment
     method's paper's theory theories""".split()
 )
-_WEAK = frozenset(
+WEAK_MODIFIERS = frozenset(
     """novel new existing recent various several different many extensive previous prior current
     such other same certain specific particular additional further main key first second third
     last simple general typical common standard usual own important significant substantial
@@ -170,7 +170,7 @@ def is_filler(phrase: str) -> bool:
     words = normalize_phrase(phrase).split()
     if not words:
         return True
-    return all(w in GENERIC or w in _WEAK or singularize(w) in GENERIC for w in words)
+    return all(w in GENERIC or w in WEAK_MODIFIERS or singularize(w) in GENERIC for w in words)
 
 
 def concept_slug(key: str) -> str:

