@@ -123,7 +123,10 @@ def list_queries() -> None:
 
 from kg.serve import serve_command  # noqa: E402  (stdlib and click only at import)
 
+from kg.evaluate import eval_command  # noqa: E402  (heavy imports only when it runs)
+
 cli.add_command(serve_command, "serve")
+cli.add_command(eval_command, "eval")
 
 
 def main(argv: list[str] | None = None) -> None:

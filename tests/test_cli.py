@@ -6,7 +6,7 @@ import pytest
 
 from conftest import ROOT
 
-COMMANDS = ["build", "query", "stats", "queries", "serve"]
+COMMANDS = ["build", "query", "stats", "queries", "serve", "eval"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
