@@ -259,6 +259,14 @@ def test_kg_eval_usage_errors(tmp_path, fake_extractors):
         run_eval_cli([str(tmp_path / "missing.jsonl")])
 
 
+def test_kg_eval_input_errors_exit_2_through_the_command_line(run_cli, tmp_path):
+    result = run_cli("eval", str(tmp_path / "missing.jsonl"))
+    assert result.code == 2 and "missing.jsonl: no such file" in result.err
+    bad = write_lines(tmp_path / "bad.jsonl", [{"abstract": "x", "keyphrases": ["a"]}, "{oops"])
+    result = run_cli("eval", str(bad))
+    assert result.code == 2 and "bad.jsonl, row 2: not valid JSON" in result.err
+
+
 # --- the real extractor ---------------------------------------------------------------------------
 
 
