@@ -28,7 +28,7 @@ def cli() -> None:
 @click.option("--out", default="outputs", show_default=True, help="Folder the outputs are written to.")
 @click.option("--base", default=None, help="Base IRI of the RDF graph (default https://example.org/kg/).")
 @click.option("--top-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Keyphrases per paper.")
-@click.option("--diversity", default=0.4, show_default=True, type=click.FloatRange(0, 1), help="MMR diversity (0: none, 1: most).")
+@click.option("--diversity", default=0.2, show_default=True, type=click.FloatRange(0, 1), help="MMR diversity (0: none, 1: most).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def build(paths, out, base, top_n, diversity, quiet) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""

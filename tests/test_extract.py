@@ -78,8 +78,28 @@ def test_extraction_returns_one_list_per_document_even_for_one(real_embedder, nl
     assert none[0].keyphrases == ()
 
 
-def test_scores_are_ranked_best_first(real_embedder, nlp):
-    found = extract_keyphrases([("a", "Sharpness-aware minimization improves the generalization of deep neural networks "
-                                      "by seeking flat minima of the loss landscape.")], real_embedder, nlp=nlp)[0]
-    scores = [k.score for k in found.keyphrases]
-    assert scores == sorted(scores, reverse=True) and [k.rank for k in found.keyphrases] == list(range(1, len(scores) + 1))
+def test_ranks_follow_the_selection_and_scores_are_keyberts_cosine(real_embedder, nlp):
+    text = ("Sharpness-aware minimization improves the generalization of deep neural networks "
+            "by seeking flat minima of the loss landscape.")
+    plain = extract_keyphrases([("a", text)], real_embedder, nlp=nlp, settings=Settings(diversity=0.0, position_weight=0.0))[0]
+    scores = [k.score for k in plain.keyphrases]
+    # no diversity and no position bonus: KeyBERT's own order, by cosine similarity
+    assert len(scores) >= 3 and scores == sorted(scores, reverse=True)
+    found = extract_keyphrases([("a", text)], real_embedder, nlp=nlp)[0]
+    assert [k.rank for k in found.keyphrases] == list(range(1, len(found.keyphrases) + 1))
+    by_phrase = {k.phrase: k.score for k in plain.keyphrases}
+    assert all(by_phrase[k.phrase] == k.score for k in found.keyphrases if k.phrase in by_phrase)
+    # the first-ranked keyphrase is the most relevant once the bonus for an early first occurrence counts
+    assert found.keyphrases[0].phrase == "sharpness-aware minimization"
+
+
+def test_mmr_rank_keeps_pick_order_and_avoids_redundancy():
+    from kg.extract import mmr_rank
+
+    e = np.array([[1.0, 0.0], [0.99, 0.141], [0.0, 1.0]], dtype=np.float32)
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    relevance = np.array([0.9, 0.85, 0.5], dtype=np.float32)
+    assert mmr_rank(relevance, e, 3, 0.0) == [0, 1, 2]
+    assert mmr_rank(relevance, e, 2, 0.5) == [0, 2]  # the near-copy of the first waits
+    assert mmr_rank(relevance, e, 5, 0.5) == [0, 2, 1]
+    assert mmr_rank(relevance[:0], e[:0], 3, 0.5) == []
