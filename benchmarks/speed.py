@@ -200,8 +200,10 @@ def bench_html(out: Path) -> None:
         page.goto(page_file.as_uri())
         page.wait_for_function("window.kgReady === true", timeout=120_000)
         settled = time.perf_counter() - start
+        drawn = page.evaluate("window.kgStats")
         browser.close()
     report("graph.html opens and settles in Chromium", "", f"{settled:.1f} s", "target 5 s")
+    report("  nodes / edges drawn at first", "", f"{drawn['nodes']} / {drawn['edges']}")
     report("graph.html size", "", f"{page_file.stat().st_size / 1e6:.1f} MB", "target 20 MB")
 
 

@@ -6,6 +6,7 @@ The Python API mirrors the command line::
     result = kg.build(["seeds"], out="outputs")      # kg build seeds --out outputs
     rows = kg.query("top-concepts", graph="outputs/graph.ttl")   # kg query top-concepts
     figures = kg.stats("outputs/graph.json")         # kg stats
+    kg.publish("outputs", "http://127.0.0.1:7878/store")          # kg build --store URL
 
 Heavy libraries (torch, sentence-transformers, spaCy, pyvis) load only when used.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from kg.errors import InputError, KGError, ModelError, OutputError, QueryError
 
-__all__ = ["build", "query", "stats", "KGError", "InputError", "ModelError", "OutputError", "QueryError"]
+__all__ = ["build", "query", "stats", "publish", "KGError", "InputError", "ModelError", "OutputError", "QueryError"]
 
 
 def build(paths=("seeds",), out="outputs", **options):
@@ -24,15 +25,32 @@ def build(paths=("seeds",), out="outputs", **options):
     return _build(paths, out, **options)
 
 
-def query(query, *, graph="outputs/graph.ttl", bind=()):
+def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_graph=()):
     """Run a query (a ``.rq`` path or a name in ``queries/``) on *graph*; returns a `QueryResult`.
 
-    *bind* holds ``NAME=VALUE`` strings or a name -> pyoxigraph term mapping.
+    *bind* holds ``NAME=VALUE`` strings or a name -> pyoxigraph term mapping. With *endpoint*
+    (a SPARQL endpoint URL) the query runs there instead, over *default_graph* (IRIs of named
+    graphs, sent as ``default-graph-uri``) when given; see `kg.remote.query_endpoint`.
     """
     from kg.sparql import find_query, load_store, run_query
 
     text = find_query(query).read_text(encoding="utf-8")
+    if endpoint is not None:
+        from kg.remote import query_endpoint
+
+        return query_endpoint(endpoint, text, bind=bind, default_graph=default_graph)
     return run_query(load_store(graph), text, bind)
+
+
+def publish(graph="outputs", store=None, *, update=None, graph_iri=None, **options):
+    """Replace the named graph *graph_iri* (default ``https://example.org/kg/graph``) of a SPARQL
+    store with a build's ``graph.nt`` (*graph*: the file or its folder), atomically; returns a
+    `PublishReport`. *store* is a Graph Store Protocol endpoint, *update* the SPARQL Update
+    endpoint (derived from *store* when not given); see `kg.remote.publish` for the options.
+    """
+    from kg.remote import default_graph_iri, publish as _publish
+
+    return _publish(graph, store, graph_iri or default_graph_iri(), update=update, **options)
 
 
 def stats(graph="outputs/graph.json"):

@@ -23,16 +23,39 @@ def cli() -> None:
     """kg: knowledge graphs of research papers from their abstracts."""
 
 
+def _parse_executor(value: str):
+    """The --executor spec, parsed before anything runs (a bad one is a usage error)."""
+    from kg.executor import parse_executor
+
+    try:
+        return parse_executor(value)
+    except KGError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--out", default="outputs", show_default=True, help="Folder the outputs are written to.")
 @click.option("--base", default=None, help="Base IRI of the RDF graph (default https://example.org/kg/).")
 @click.option("--top-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Keyphrases per paper.")
 @click.option("--diversity", default=0.2, show_default=True, type=click.FloatRange(0, 1), help="MMR diversity (0: none, 1: most).")
+@click.option("--executor", default="local", show_default=True, callback=lambda _ctx, _param, value: _parse_executor(value),
+              help="Where extraction runs: local, dask-local[:N] (N worker processes) or dask://HOST:PORT (a Dask scheduler).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def build(paths, out, base, top_n, diversity, quiet) -> None:
+@click.option("--store", default=None, metavar="URL",
+              help="Also load the graph into this SPARQL Graph Store endpoint (Oxigraph http://host:7878/store, Fuseki http://host:3030/DS/data).")
+@click.option("--store-update", default=None, metavar="URL",
+              help="Its SPARQL Update endpoint (default: --store with its last path segment replaced by 'update').")
+@click.option("--store-graph", default=None, metavar="IRI", help="Named graph replaced in the store (default: the base IRI + 'graph').")
+@click.option("--store-batch", default=50_000, show_default=True, type=click.IntRange(1), help="Triples per upload request.")
+def build(paths, out, base, top_n, diversity, quiet, store, store_update, store_graph, store_batch, executor) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
     from kg.extract import Settings
+
+    if store or store_update:  # a bad URL fails before the build, not after it
+        from kg.remote import store_endpoints
+
+        store_endpoints(store, store_update)
 
     bar = None
 
@@ -50,7 +73,7 @@ def build(paths, out, base, top_n, diversity, quiet) -> None:
 
     try:
         result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity),
-                          progress=progress, on_start=on_start)
+                          progress=progress, on_start=on_start, executor=executor)
     finally:
         if bar is not None:
             bar.close()
@@ -62,7 +85,23 @@ def build(paths, out, base, top_n, diversity, quiet) -> None:
             f"{s['paper_concept_edges']} paper-concept links, {s['connected_components']} components; "
             f"{s['papers_sharing_a_concept']} of {s['papers']} papers share a concept"
         )
-        click.echo(f"wrote {', '.join(p.name for p in result.files)} to {result.out}/")
+        if result.unchanged:
+            click.echo(f"nothing changed since the last build: the outputs in {result.out}/ are up to date")
+        else:
+            x = result.extraction
+            click.echo(f"wrote {', '.join(p.name for p in result.files)} to {result.out}/ "
+                       f"({x.get('computed', 0)} abstracts extracted, {x.get('from_cache', 0)} from the cache)")
+    if store or store_update:
+        from kg.remote import default_graph_iri
+
+        graph_iri = store_graph or default_graph_iri(result.graph.graph.get("base_iri"))
+        try:
+            report = kg.publish(result.out, store, update=store_update, graph_iri=graph_iri, batch_triples=store_batch)
+        except KGError as e:
+            raise type(e)(f"the build is written to {result.out}/, but loading it into the store failed: {e}") from e
+        if not quiet:
+            click.echo(f"loaded {report.triples} triples into <{report.graph}> at {report.endpoint} "
+                       f"({report.batches} request{'s' if report.batches != 1 else ''}, {report.seconds:.1f} s)")
 
 
 WARNINGS_SHOWN = 10
@@ -87,11 +126,20 @@ def _echo_warnings(warnings) -> None:
 @click.option("--graph", default="outputs/graph.ttl", show_default=True, help="RDF file to query (.ttl, .nt, .jsonld).")
 @click.option("--bind", "bindings", multiple=True, metavar="NAME=VALUE", help="Initial binding of a query variable (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-def query(query, graph, bindings, fmt) -> None:
+@click.option("--endpoint", default=None, metavar="URL", help="Query this SPARQL endpoint instead of a graph file (e.g. http://host:7878/query).")
+@click.option("--default-graph", "default_graphs", multiple=True, metavar="IRI",
+              help="With --endpoint: the named graph to query as the default graph, e.g. kg build's --store-graph (repeatable).")
+def query(query, graph, bindings, fmt, endpoint, default_graphs) -> None:
     """Run a SPARQL query: a .rq file or the name of one in queries/ (e.g. top-concepts)."""
+    from click.core import ParameterSource
+
     from kg.sparql import format_result
 
-    result = kg.query(query, graph=graph, bind=bindings)
+    if endpoint and click.get_current_context().get_parameter_source("graph") is ParameterSource.COMMANDLINE:
+        raise click.UsageError("give --graph or --endpoint, not both")
+    if default_graphs and not endpoint:
+        raise click.UsageError("--default-graph needs --endpoint")
+    result = kg.query(query, graph=graph, bind=bindings, endpoint=endpoint, default_graph=default_graphs)
     click.echo(format_result(result, fmt), nl=False)
 
 

@@ -2,7 +2,12 @@
 
 Variants that merge: case, singular/plural (of the head noun), hyphen/space, British/American
 spelling, and an acronym with its expansion wherever any abstract of the corpus defines it
-(``LLMs`` in one paper joins ``large language models (LLMs)`` defined in another).
+(``LLMs`` in one paper joins ``large language models (LLMs)`` defined in another); then
+near-duplicates: keys that are one word once written apart and once together (``fine tuning`` /
+``finetuning``), and keys that differ in one word that is a variant of the other (``graph
+convolution network`` / ``graph convolutional network``, ``deep nets`` / ``deep networks``)
+when their label embeddings agree (cosine >= `NEAR_DUPLICATE_THRESHOLD`, chosen on
+``tests/data/concept_pairs.tsv``; ``docs/model.md`` has the curve).
 """
 
 from __future__ import annotations
@@ -11,12 +16,16 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import islice, takewhile
 
 from kg.acronyms import is_acronym
 
-__all__ = ["Concept", "ConceptIndex", "concept_slug", "is_filler", "merge_concepts", "normalize_phrase", "singularize"]
+__all__ = [
+    "Concept", "ConceptIndex", "NEAR_DUPLICATE_THRESHOLD", "concept_slug", "is_filler", "merge_concepts", "near_duplicate_candidates",
+    "normalize_phrase", "singularize", "variant_groups",
+]
 
 
 @dataclass(frozen=True)
@@ -229,14 +238,162 @@ def _expand(phrase: str, local: Mapping[str, str], corpus: Mapping[str, str]) ->
     return " ".join(out), expanded
 
 
+# --------------------------------------------------------------------------- near duplicates
+
+# Cosine of two label embeddings (all-MiniLM-L6-v2) from which two keys that differ in one variant
+# word are one concept: the middle of the thresholds (0.83-0.86) that gave the dev half of
+# tests/data/concept_pairs.tsv its best precision at its best recall (docs/model.md has the curve).
+NEAR_DUPLICATE_THRESHOLD = 0.845
+
+# Word endings that change a word's form but not what a key names ("convolution"/"convolutional",
+# "fast"/"faster", "dimension"/"dimensionality", "feature"/"features" inside a key). Not among them:
+# "-ing" and "-ed" ("language model"/"language modeling", "weight"/"weighted averaging"),
+# superlatives ("dense"/"densest subgraph", "near"/"nearest neighbor") and "-ive"/"-istic"
+# ("excess"/"excessive risk", "real"/"realistic"). The head (last word) takes only "-ity": there
+# "-er" and "-al" make another noun ("downstream use"/"user", "linear function"/"functional").
+_VARIANT_ENDINGS = frozenset("s es al ial ic ical ally ly r er ity ality".split())
+_HEAD_VARIANT_ENDINGS = frozenset("ity ality".split())
+# Word pairs of that shape that name different things.
+_DISTINCT_FORMS = frozenset({("function", "functional"), ("graph", "graphical"), ("normal", "normality"), ("class", "classic")})
+# Shortened words of ML writing and what they shorten.
+_SHORTENED = {
+    "net": "network", "nets": "network", "log": "logarithmic", "poly": "polynomial", "multi": "multiple",
+    "exp": "exponential", "info": "information", "approx": "approximate", "param": "parameter", "hyperparam": "hyperparameter",
+    "stat": "statistical", "prob": "probability", "config": "configuration", "optim": "optimization",
+}
+
+
+def _variant_words(a: str, b: str, *, head: bool = False) -> bool:
+    """True when one word is a variant of the other: a form in `_VARIANT_ENDINGS` (for the last
+    word of a key, *head*, `_HEAD_VARIANT_ENDINGS`) or a shortening.
+
+    >>> [_variant_words(a, b) for a, b in [("convolution", "convolutional"), ("nets", "networks"),
+    ...  ("upper", "lower"), ("off", "offline"), ("dense", "densest"), ("l1", "l12")]]
+    [True, True, False, False, False, False]
+    >>> _variant_words("use", "user", head=True), _variant_words("dimension", "dimensionality", head=True)
+    (False, True)
+    """
+    if a == b:
+        return True
+    if any(c.isdigit() for c in a + b):
+        return False
+    short, long = sorted((a, b), key=lambda w: (len(w), w))
+    if _SHORTENED.get(short) == singularize(long):
+        return True
+    endings = _HEAD_VARIANT_ENDINGS if head else _VARIANT_ENDINGS
+    return len(short) >= 3 and long.startswith(short) and long[len(short):] in endings and (short, long) not in _DISTINCT_FORMS
+
+
+def near_duplicate_candidates(keys: Iterable[str]) -> list[tuple[str, str]]:
+    """Pairs of keys with as many words that differ in one word, a variant of the other's
+    (`_variant_words`). Found through an index of each key with one word left out, so the cost
+    grows with the number of keys, not its square.
+
+    >>> near_duplicate_candidates(["deep net", "deep network", "shallow network", "upper bound", "lower bound"])
+    [('deep net', 'deep network')]
+    """
+    slots: dict[tuple[str, int], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for key in sorted(set(keys)):
+        words = key.split()
+        if len(words) < 2:
+            continue
+        for i, w in enumerate(words):
+            slots[(" ".join(words[:i] + ["*"] + words[i + 1:]), i)][w].append(key)
+    pairs = set()
+    for (pattern, position), by_word in slots.items():
+        head = position == pattern.count(" ")
+        if len(by_word) < 2:
+            continue
+        words = sorted(by_word)
+        for i, w in enumerate(words):
+            # a word is a variant of words it begins (they follow it in sorted order) or that it shortens
+            related = list(takewhile(lambda x: x.startswith(w), islice(words, i + 1, None))) if len(w) >= 3 else []
+            if w in _SHORTENED:
+                related += [x for x in by_word if _SHORTENED[w] == singularize(x)]
+            for other in related:
+                if _variant_words(w, other, head=head):
+                    pairs.update((min(a, b), max(a, b)) for a in by_word[w] for b in by_word[other] if a != b)
+    return sorted(pairs)
+
+
+def variant_groups(
+    keys: Sequence[str],
+    *,
+    embed: Callable[[list[str]], object] | None = None,
+    threshold: float = NEAR_DUPLICATE_THRESHOLD,
+) -> list[set[str]]:
+    """Groups of two or more *keys* that name one concept: keys equal once their spaces are
+    gone (``fine tuning`` / ``finetuning``, ``data set`` / ``dataset``), and, with *embed*,
+    `near_duplicate_candidates` whose embeddings have a cosine of at least *threshold*. A key
+    that is another plus a word (``federated adversarial learning``) is never a near duplicate:
+    it is narrower (`add_broader`). Only the keys of candidate pairs are embedded.
+    """
+    parent = {k: k for k in keys}
+
+    def find(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    written_together: dict[str, str] = {}
+    for key in keys:
+        compact = key.replace(" ", "")
+        if compact in written_together:
+            union(written_together[compact], key)
+        else:
+            written_together[compact] = key
+    if embed is not None:
+        pairs = near_duplicate_candidates(keys)
+        if pairs:
+            import numpy as np
+
+            texts = sorted({k for pair in pairs for k in pair})
+            row = {t: i for i, t in enumerate(texts)}
+            vectors = np.asarray(embed(texts), dtype=np.float32)
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            a = vectors[[row[x] for x, _ in pairs]]
+            b = vectors[[row[y] for _, y in pairs]]
+            for (x, y), cosine in zip(pairs, np.einsum("ij,ij->i", a, b)):
+                if cosine >= threshold:
+                    union(x, y)
+    groups: dict[str, set[str]] = defaultdict(set)
+    for key in keys:
+        groups[find(key)].add(key)
+    return [g for _, g in sorted(groups.items()) if len(g) > 1]
+
+
+_TRAILING_SHORT_FORM = re.compile(r"^(.*?\S)\s*\(\s*([^()\s]+)\s*\)$")
+
+
+def _without_short_form(phrase: str) -> str:
+    """A phrase with the acronym it defines in parentheses dropped, so that it joins its concept.
+
+    >>> _without_short_form("graph neural networks (GNNs)"), _without_short_form("f(x)")
+    ('graph neural networks', 'f(x)')
+    """
+    m = _TRAILING_SHORT_FORM.match(phrase)
+    return m.group(1) if m and is_acronym(m.group(2)) else phrase
+
+
 def merge_concepts(
     extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]],
+    *,
+    embed: Callable[[list[str]], object] | None = None,
+    threshold: float = NEAR_DUPLICATE_THRESHOLD,
 ) -> ConceptIndex:
     """Merge the keyphrases of every paper into concepts.
 
     *extractions* holds, per paper, (paper id, its keyphrases best first, the acronym
     definitions its text makes). Returns the concepts sorted by id and the concept each
-    (paper id, phrase) joined.
+    (paper id, phrase) joined. *embed* (texts -> unit-length rows, the model keyphrases were
+    ranked with) lets near-duplicate keys merge when their cosine is at least *threshold*
+    (`variant_groups`); without it only keys written apart / together merge.
     """
     corpus = resolve_acronyms((pid, defs) for pid, _, defs in extractions)
     surfaces: dict[str, Counter] = defaultdict(Counter)
@@ -248,7 +405,7 @@ def merge_concepts(
         for short, long in defs:  # the defined long form is itself a label of the concept
             long_forms[normalize_phrase(long)][long if any(map(is_acronym, long.split())) else long.lower()] += 0
         for phrase in phrases:
-            expanded, was = _expand(phrase, local, corpus)
+            expanded, was = _expand(_without_short_form(phrase), local, corpus)
             key = normalize_phrase(expanded)
             if not key:
                 continue
@@ -261,6 +418,15 @@ def merge_concepts(
         if key in surfaces:
             for form in forms:
                 surfaces[key][form] += 0
+    alias: dict[str, str] = {}
+    for group in variant_groups(sorted(surfaces), embed=embed, threshold=threshold):
+        # the key of the group: the one with most papers, then most uses, then the shortest
+        into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))
+        for key in others:
+            surfaces[into].update(surfaces.pop(key))  # Counter.update keeps count-0 forms
+            papers[into].update(papers.pop(key))
+            alias[key] = into
+    keys = {pk: alias.get(k, k) for pk, k in keys.items()}
     concepts = []
     ids: dict[str, str] = {}
     for key in sorted(surfaces):

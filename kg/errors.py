@@ -2,7 +2,7 @@
 
 Exit codes (documented in the README):
   1  unexpected internal error (a bug: please report it)
-  2  usage or input error (a path, a file, a row, a query argument)
+  2  usage or input error (a path, a file, a row, a query argument, an executor or its scheduler)
   3  model error (the packaged model is missing or does not match its checksum)
   4  query error (a SPARQL query that does not parse or cannot run)
   5  output error (an output folder that cannot be written)
@@ -19,6 +19,13 @@ class KGError(Exception):
 
 class InputError(KGError):
     """An input path, file, paragraph or row that kg cannot use."""
+
+    exit_code = 2
+
+
+class ExecutorError(KGError):
+    """An executor spec that does not parse, a Dask scheduler that does not answer, or
+    workers that keep dying."""
 
     exit_code = 2
 

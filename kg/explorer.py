@@ -133,34 +133,13 @@ class Explorer:
         max_concepts = MAX_CONCEPTS if max_concepts is None else max_concepts
         max_papers = MAX_PAPERS if max_papers is None else max_papers
         v = self.venue_node(venue)
-        allowed = set(self.papers) if v is None else set(self._venue_papers.get(v, ()))
-        counts = {c: sum(1 for p, _ in self._subjects.get(c, ()) if p in allowed) for c in self.concepts}
-        ranked = sorted((c for c, k in counts.items() if k >= max(1, min_papers)),
-                        key=lambda c: (-counts[c], self._label(c).lower(), c))[:max_concepts]
-        chosen: list[str] = []
-        taken: set[str] = set()
-        for c in ranked:  # every drawn concept gets one paper, its best-scored one
-            if len(chosen) >= max_papers:
-                break
-            mine = [p for p, _ in self._subjects.get(c, ()) if p in allowed]
-            if mine and not taken.intersection(mine):
-                chosen.append(mine[0])
-                taken.add(mine[0])
-        drawn = set(ranked)
-        links: dict[str, tuple[int, float]] = {}
-        for c in ranked:
-            for p, score in self._subjects.get(c, ()):
-                if p in allowed and p not in taken:
-                    k, s = links.get(p, (0, 0.0))
-                    links[p] = (k + 1, s + score)
-        for p in sorted(links, key=lambda p: (-links[p][0], -links[p][1], p)):
-            if len(chosen) >= max_papers:
-                break
-            chosen.append(p)
+        allowed = None if v is None else set(self._venue_papers.get(v, ()))
+        ranked, chosen = view.bounded_selection(self.concepts, self._subjects, self._label, max_concepts=max_concepts,
+                                                max_papers=max_papers, min_papers=min_papers, allowed=allowed)
         venues = {self._venue_of[p] for p in chosen if p in self._venue_of}
         if v is not None:
             venues.add(v)
-        nodes = list(drawn) + chosen + sorted(venues)
+        nodes = ranked + chosen + sorted(venues)
         return sorted(nodes, key=lambda n: (_KIND_ORDER.get(self.kind[n], 3), n))
 
     def network(self, nodes: list[str], *, degrees: dict[str, int] | None = None) -> dict[str, Any]:

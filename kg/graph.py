@@ -7,6 +7,7 @@ of it. Node and edge attributes are documented in ``docs/model.md``.
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -117,20 +118,47 @@ def build_graph(
 
 
 def _add_cooccurrence(G: nx.Graph) -> None:
-    """Concept-concept edges with the number of papers that share both (bipartite projection)."""
-    from networkx.algorithms import bipartite
+    """Concept-concept edges with the number of papers that share both (the bipartite
+    projection, counted pair by pair within each paper's concepts)."""
+    from collections import Counter
 
-    bipartite_view = nx.Graph()
+    concepts_of: dict[str, list[str]] = {}
     for u, v, d in G.edges(data=True):
         if d["kind"] == "subject":
-            bipartite_view.add_edge(u, v)
-    concepts = [n for n in bipartite_view if n.startswith("concept:")]
-    if not concepts:
+            paper, concept = (u, v) if u.startswith("paper:") else (v, u)
+            concepts_of.setdefault(paper, []).append(concept)
+    pairs: Counter = Counter()
+    for found in concepts_of.values():
+        found.sort()
+        pairs.update((a, b) for i, a in enumerate(found) for b in found[i + 1:])
+    if not pairs:
         return
-    projected = bipartite.weighted_projected_graph(bipartite_view, concepts)
-    for u, v, d in projected.edges(data=True):
-        a, b = sorted((u, v))
-        G.add_edge(a, b, kind="cooccurs", count=int(d["weight"]))
+    G.add_edges_from((a, b, {"kind": "cooccurs", "count": n}) for (a, b), n in sorted(pairs.items()))
+    _mark_related(G)
+
+
+RELATED_MIN_COOCCURRENCES = 2
+RELATED_PER_CONCEPT = 5
+
+
+def _mark_related(G: nx.Graph) -> None:
+    """Mark the `cooccurs` edges that make two concepts related (``skos:related``): shared by at
+    least `RELATED_MIN_COOCCURRENCES` papers, and among the `RELATED_PER_CONCEPT` strongest
+    associations of one of the two concepts. The association is the cosine of their paper sets,
+    ``count / sqrt(papers_u * papers_v)`` (1 when every paper of each has the other too); every
+    `cooccurs` edge gets ``related`` (bool) and ``association`` (4 decimals)."""
+    strongest: dict[str, list[tuple[float, int, str]]] = {}
+    for u, v, d in G.edges(data=True):
+        if d["kind"] != "cooccurs":
+            continue
+        d["association"] = round(d["count"] / math.sqrt(G.nodes[u]["papers"] * G.nodes[v]["papers"]), 4)
+        d["related"] = False
+        if d["count"] >= RELATED_MIN_COOCCURRENCES:
+            for a, b in ((u, v), (v, u)):
+                strongest.setdefault(a, []).append((-d["association"], -d["count"], b))
+    for a, ranked in strongest.items():
+        for _, _, b in sorted(ranked)[:RELATED_PER_CONCEPT]:
+            G.edges[a, b]["related"] = True
 
 
 def papers_of(G: nx.Graph, concept: str) -> list[str]:
@@ -160,6 +188,9 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
             for ancestor in _ancestors(G, c):
                 reach.setdefault(ancestor, set()).add(p)
     meeting = {p for members in reach.values() if len(members) >= 2 for p in members}
+    # Concepts that two or more papers reach (directly or through narrower concepts), or that
+    # hang below such a concept.
+    anchored = [c for c in concepts if any(len(reach.get(a, ())) >= 2 for a in _ancestors(G, c))]
     linked.add_edges_from((c, b) for c in concepts for b in G.nodes[c].get("broader", []))
     components = list(nx.connected_components(linked))
     largest = max(components, key=len) if components else set()
@@ -171,9 +202,11 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
         "edges": G.number_of_edges(),
         "paper_concept_edges": len(subject),
         "cooccurrence_edges": sum(1 for *_, d in G.edges(data=True) if d["kind"] == "cooccurs"),
+        "related_edges": sum(1 for *_, d in G.edges(data=True) if d["kind"] == "cooccurs" and d.get("related")),
         "shared_concepts": len(shared),
         "papers_sharing_a_concept": len(connected_papers),
         "papers_sharing_a_concept_or_broader": len(meeting),
+        "concepts_shared_or_under_shared_broader": round(len(anchored) / len(concepts), 4) if concepts else 0.0,
         "broader_links": sum(len(G.nodes[c].get("broader", [])) for c in concepts),
         "papers_without_concepts": sum(1 for p in papers if linked.degree(p) == 0),
         "connected_components": len(components),
@@ -193,11 +226,20 @@ def _ancestors(G: nx.Graph, concept: str) -> list[str]:
 
 
 def graph_to_json(G: nx.Graph) -> str:
-    """Node-link JSON, nodes and links in a fixed order."""
-    data = nx.node_link_data(G, edges="links")
-    data["nodes"] = sorted(data["nodes"], key=lambda n: n["id"])
-    data["links"] = sorted(data["links"], key=lambda e: (e["source"], e["target"]))
-    return json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    """Node-link JSON, nodes and links in a fixed order, one node or link a line."""
+    # What nx.node_link_data(G, edges="links") gives, written a node or link at a time
+    # rather than copied whole first (a 10,000-paper graph has ~600,000 links).
+    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": ")).encode
+    nodes = [encode({**d, "id": n}) for n, d in sorted(G.nodes(data=True), key=lambda x: x[0])]
+    links = [(u, v, encode({**d, "source": u, "target": v})) for u, v, d in G.edges(data=True)]
+    links.sort(key=lambda e: (e[0], e[1]))
+
+    def block(lines: list[str]) -> str:
+        return "[\n" + ",\n".join(lines) + "\n]" if lines else "[]"
+
+    parts = {"directed": encode(G.is_directed()), "graph": encode(G.graph), "links": block([e[2] for e in links]),
+             "multigraph": encode(G.is_multigraph()), "nodes": block(nodes)}
+    return "{\n" + ",\n".join(f"{encode(k)}: {v}" for k, v in parts.items()) + "\n}\n"
 
 
 def load_graph(path: str | Path) -> nx.Graph:

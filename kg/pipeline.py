@@ -23,22 +23,40 @@ from kg.errors import OutputError
 from kg.extract import PaperKeyphrases, Settings, extract_keyphrases
 from kg.graph import build_graph, concept_node, graph_stats, graph_to_json, paper_node
 from kg.labels import paper_label
+from kg.manifest import build_key, forget_manifest, outputs_intact, read_manifest, write_manifest
 from kg.sources import Diagnostic, Paper, ReadReport, read_papers
 
-__all__ = ["BuildResult", "build", "OUTPUT_FILES", "keyphrase_records", "write_outputs"]
+__all__ = ["BuildResult", "build", "OUTPUT_FILES", "keyphrase_records", "render_outputs", "write_outputs"]
 
 OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "graph.json", "stats.json")
 
 
 @dataclass(frozen=True)
 class BuildResult:
-    """What `build` made: the graph, its figures, the warnings and where the files are."""
+    """What `build` made: the graph, its figures (``stats.json``), the warnings, where the files
+    are, how many abstracts were extracted and how many came from the cache
+    (``extraction = {"computed": N, "from_cache": M}``), and whether nothing had changed
+    (``unchanged``: every output was already up to date and none was rewritten).
 
-    graph: nx.Graph
+    ``graph`` is the networkx graph (docs/model.md); after an unchanged rebuild it is read
+    from ``graph.json`` the first time it is asked for.
+    """
+
     stats: dict
     warnings: tuple[Diagnostic, ...]
     out: Path
     files: tuple[Path, ...] = field(default_factory=tuple)
+    extraction: dict = field(default_factory=dict)
+    unchanged: bool = False
+    _graph: nx.Graph | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def graph(self) -> nx.Graph:
+        if self._graph is None:
+            from kg.graph import load_graph
+
+            object.__setattr__(self, "_graph", load_graph(self.out / "graph.json"))
+        return self._graph
 
 
 def _kg_version() -> str:
@@ -73,8 +91,8 @@ def _umask() -> int:
     return mask
 
 
-def _atomic_write_all(out: Path, contents: dict[str, str]) -> list[Path]:
-    """Write every file to a temporary name, then rename them all into place."""
+def _atomic_write_all(out: Path, contents: dict[str, str | bytes]) -> list[Path]:
+    """Write every file (text as UTF-8, or bytes) to a temporary name, then rename them all into place."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -87,8 +105,8 @@ def _atomic_write_all(out: Path, contents: dict[str, str]) -> list[Path]:
         for name, text in contents.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
             staged.append((Path(tmp), out / name))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:
+                f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, 0o666 & ~_umask())
@@ -103,43 +121,56 @@ def _atomic_write_all(out: Path, contents: dict[str, str]) -> list[Path]:
     return [final for _, final in staged]
 
 
-def write_outputs(G: nx.Graph, out: Path, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> list[Path]:
-    """Every output file of a build, written atomically into *out*."""
-    from kg.rdf import FORMATS, serialize, to_rdf
+def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> dict[str, bytes]:
+    """The bytes of every output file of a build, by file name (`OUTPUT_FILES`)."""
+    from kg.rdf import rdf_files
     from kg.view import render_html
 
-    rdf = to_rdf(G, base=base)
-    contents = {name: serialize(rdf, fmt) for name, fmt in FORMATS.items()}
-    contents["graph.html"] = render_html(G, title=title)
-    contents["keyphrases.jsonl"] = "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)
-    contents["graph.json"] = graph_to_json(G)
-    contents["stats.json"] = json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    return _atomic_write_all(Path(out), contents)
+    contents: dict[str, bytes] = dict(rdf_files(G, base=base))
+    contents["graph.html"] = render_html(G, title=title).encode("utf-8")
+    contents["keyphrases.jsonl"] = "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records).encode("utf-8")
+    contents["graph.json"] = graph_to_json(G).encode("utf-8")
+    contents["stats.json"] = (json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    return {name: contents[name] for name in OUTPUT_FILES}
 
 
-def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, use_cache, out):
-    """Extraction results in paper order, and how many came from the cache."""
+def write_outputs(G: nx.Graph, out: Path, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> list[Path]:
+    """Every output file of a build, written atomically into *out*."""
+    return _atomic_write_all(Path(out), render_outputs(G, records=records, stats=stats, base=base, title=title))
+
+
+def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, use_cache, out, executor="local"):
+    """Extraction results in paper order, and how many came from the cache.
+
+    The documents not in the cache are cut into partitions that *executor* runs; each
+    finished partition goes into the cache at once, so an interrupted build resumes with
+    the partitions it had not finished."""
+    from contextlib import closing
+
     from kg.cache import ExtractionCache, document_key
+    from kg.executor import parse_executor, run_partitions
 
+    if not hasattr(executor, "map_partitions"):
+        parse_executor(executor)  # a bad spec fails even when everything is cached
     keys = [document_key(fingerprint, p.document) for p in papers]
     store = ExtractionCache(out / ".cache") if use_cache else None
-    known = store.get_many(keys) if store else {}
-    todo = [(p.id, p.document) for p, k in zip(papers, keys) if k not in known]
-    if progress and len(todo) < len(papers):
-        progress(len(papers) - len(todo))
     fresh: dict[str, PaperKeyphrases] = {}
-    if todo:
-        if embedder is None:
-            from kg.embed import load_embedder
-
-            embedder = load_embedder()
-        for r in extract_keyphrases(todo, embedder, settings=settings, nlp=nlp, progress=progress):
-            fresh[r.paper_id] = r
+    try:
+        known = store.get_many(keys) if store else {}
+        todo = [(p.id, p.document) for p, k in zip(papers, keys) if k not in known]
+        if progress and len(todo) < len(papers):
+            progress(len(papers) - len(todo))
+        key_of = {p.id: k for p, k in zip(papers, keys)}
+        with closing(run_partitions(todo, executor, settings=settings, embedder=embedder, nlp=nlp)) as partitions:
+            for done in partitions:  # as each finishes: cached at once, so a rerun resumes after it
+                if store:
+                    store.put_many((key_of[r.paper_id], r) for r in done)
+                fresh.update((r.paper_id, r) for r in done)
+                if progress:
+                    progress(len(done))
+    finally:
         if store:
-            key_of = {p.id: k for p, k in zip(papers, keys)}
-            store.put_many((key_of[pid], r) for pid, r in fresh.items())
-    if store:
-        store.close()
+            store.close()
     found = []
     for p, k in zip(papers, keys):
         if p.id in fresh:
@@ -148,6 +179,20 @@ def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, 
             keyphrases, definitions = known[k]
             found.append(PaperKeyphrases(p.id, keyphrases, definitions))
     return found, len(papers) - len(todo)
+
+
+def _label_embed(embedder):
+    """Concept labels are embedded by the model that ranked the keyphrases (the packaged one
+    unless *embedder* is given), loaded only if some near-duplicate labels need it."""
+
+    def embed(texts):
+        if embedder is not None:
+            return embedder.embed(texts)
+        from kg.embed import load_embedder
+
+        return load_embedder().embed(texts)
+
+    return embed
 
 
 def build(
@@ -162,6 +207,7 @@ def build(
     on_start: Callable[[ReadReport], None] | None = None,
     cache: bool = True,
     store: bool = True,
+    executor="local",
 ) -> BuildResult:
     """Build the knowledge graph of the abstracts under *paths* into the folder *out*.
 
@@ -173,6 +219,11 @@ def build(
     extraction results are kept in ``<out>/.cache/`` keyed by content, model and settings,
     and a rebuild computes only what changed. With *store*, the graph is also loaded into an
     on-disk Oxigraph store in ``<out>/store/`` that `kg query` and `kg serve` read directly.
+    *executor* says where extraction runs, in partitions: ``"local"`` (this process),
+    ``"dask-local[:N]"`` (N worker processes kg starts and stops), ``"dask://HOST:PORT"`` (a
+    Dask scheduler), a `kg.executor.ExecutorSpec`, or an executor opened with
+    `kg.executor.open_executor`; the outputs are the same whichever runs it, and each
+    finished partition is cached at once (with *cache*).
     """
     from kg.embed import MODEL_NAME, MODEL_SHA256
     from kg.rdf import DEFAULT_BASE, check_base
@@ -184,8 +235,20 @@ def build(
     papers = report.papers
     model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
     fingerprint = settings.fingerprint(model_name)
-    found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out))
-    index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found])
+    key = _build_key(paths, fingerprint, base) if cache else None
+    if key is not None:
+        done = _up_to_date(Path(out), key, report)
+        if done is not None:
+            if progress:
+                progress(len(papers))
+            if store:
+                from kg.serve import prepare_store
+
+                prepare_store(out)  # cheap when the store is already loaded from this graph.nt
+            return done
+    found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out), executor)
+    index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
+                           embed=_label_embed(embedder))
     concepts = index.by_id()
     labels = {}
     for p, k in zip(papers, found):
@@ -218,14 +281,45 @@ def build(
             "skipped": dict(sorted(report.skipped.items())),
             "warnings": dict(sorted(Counter(w.reason for w in warnings).items())),
         },
-        "extraction": {"computed": len(papers) - cached, "from_cache": cached},
         "model": model_name,
         "settings": metadata["settings"],
     }
     records = keyphrase_records(G, papers, found, index.assignment)
-    files = write_outputs(G, Path(out), records=records, stats=stats, base=base)
+    contents = render_outputs(G, records=records, stats=stats, base=base)
+    cache_dir = Path(out) / ".cache"
+    if key is not None:
+        forget_manifest(cache_dir)  # a build stopped halfway leaves no manifest to trust
+    files = _atomic_write_all(Path(out), contents)
+    if key is not None:
+        built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
+        write_manifest(cache_dir, key, Path(out), contents, {"warnings": built})
+    del contents
     if store:
         from kg.serve import prepare_store
 
         prepare_store(out)  # the on-disk Oxigraph store that kg query and kg serve read
-    return BuildResult(G, stats, tuple(warnings), Path(out), tuple(files))
+    return BuildResult(stats, tuple(warnings), Path(out), tuple(files),
+                       extraction={"computed": len(papers) - cached, "from_cache": cached}, _graph=G)
+
+
+def _build_key(paths: Sequence[str | os.PathLike], fingerprint: str, base: str) -> str:
+    """The manifest key of a build of *paths* (see kg.manifest)."""
+    from kg.sources import _display_name, _expand
+
+    inputs = [(_display_name(f), f) for f in _expand([Path(p) for p in paths])]
+    return build_key(inputs, fingerprint=fingerprint, base=base, kg_version=_kg_version(),
+                     extra={"outputs": list(OUTPUT_FILES)})
+
+
+def _up_to_date(out: Path, key: str, report: ReadReport) -> BuildResult | None:
+    """The result of the build in *out* when its manifest has *key* and its outputs are intact, else None."""
+    manifest = read_manifest(out / ".cache")
+    if manifest is None or manifest.get("key") != key or not outputs_intact(manifest, out, OUTPUT_FILES):
+        return None
+    try:
+        stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
+        built = tuple(Diagnostic(*w) for w in manifest.get("warnings", []))
+    except (OSError, ValueError, TypeError):
+        return None
+    return BuildResult(stats, tuple(report.warnings) + built, out, tuple(out / name for name in OUTPUT_FILES),
+                       extraction={"computed": 0, "from_cache": len(report.papers)}, unchanged=True)

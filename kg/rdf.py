@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from decimal import Decimal
+from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import networkx as nx
@@ -20,7 +21,7 @@ from rdflib.namespace import DCTERMS, PROV, SDO, SKOS, DefinedNamespace
 
 from kg.errors import KGError
 
-__all__ = ["DEFAULT_BASE", "KGV", "to_rdf", "serialize", "FORMATS", "check_base"]
+__all__ = ["DEFAULT_BASE", "KGV", "to_rdf", "serialize", "FORMATS", "check_base", "statements", "rdf_files", "prefixes"]
 
 DEFAULT_BASE = "https://example.org/kg/"
 FORMATS = {"graph.ttl": "turtle", "graph.nt": "nt", "graph.jsonld": "json-ld"}
@@ -45,6 +46,10 @@ class KGV(DefinedNamespace):
     sourceId: URIRef
     settings: URIRef
     sha256: URIRef
+    ConceptRelation: URIRef
+    relates: URIRef
+    cooccurrences: URIRef
+    association: URIRef
 
 
 def check_base(base: str) -> str:
@@ -55,21 +60,21 @@ def check_base(base: str) -> str:
     return base
 
 
-def _iri(url: str) -> URIRef | Literal:
+def _iri(url: str):
     """A URL from an abstract as a valid IRI (characters IRIs forbid are percent-encoded);
-    one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal."""
+    one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal.
+    Oxigraph terms (``NamedNode`` or ``Literal``)."""
+    import pyoxigraph as ox
+
     url = re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", url)  # a stray % is a literal percent sign
     parts = urlsplit(url)
     safe = "/:@!$&'()*+,;=%~-._"
     iri = urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
                       quote(parts.fragment, safe=safe + "?")))
     try:
-        import pyoxigraph
-
-        pyoxigraph.NamedNode(iri)  # the strict RFC 3987 check
+        return ox.NamedNode(iri)  # the strict RFC 3987 check
     except ValueError:
-        return Literal(url, datatype=XSD.anyURI)
-    return URIRef(iri)
+        return ox.Literal(url, datatype=ox.NamedNode(str(XSD.anyURI)))
 
 
 def _is_code(url: str) -> bool:
@@ -77,90 +82,224 @@ def _is_code(url: str) -> bool:
     return host in CODE_HOSTS
 
 
+def prefixes(base: str) -> dict[str, str]:
+    """The prefixes of every RDF output: the standard vocabularies, ``kgv:`` and ``kg:`` (*base*)."""
+    return {"schema": str(SDO), "skos": str(SKOS), "dcterms": str(DCTERMS), "prov": str(PROV), "xsd": str(XSD),
+            "rdfs": str(RDFS), "kgv": str(KGV._NS), "kg": base}
+
+
+def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[tuple[Any, Any]]]]:
+    """Every RDF statement of *G*, as (subject, [(predicate, object), ...]) groups of Oxigraph
+    terms: the one place that says which triples exist (`to_rdf` and `rdf_files` read it).
+
+    Each subject has one group, without repeated statements; the order depends only on the
+    content (subjects by node id, a paper's assignments after it by rank), never on the order
+    the graph was built in. IRIs depend only on content ids.
+    """
+    import pyoxigraph as ox
+
+    base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
+    N, L = ox.NamedNode, ox.Literal
+    rdf_type, label = N(str(RDF.type)), N(str(RDFS.label))
+    xsd = {name: N(str(XSD[name])) for name in ("integer", "decimal", "gYear")}
+    sdo = {name: N(str(SDO[name])) for name in ("ScholarlyArticle", "CreativeWorkSeries", "identifier", "name", "headline",
+                                                 "abstract", "datePublished", "url", "codeRepository", "isPartOf")}
+    skos = {name: N(str(SKOS[name])) for name in ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader",
+                                                  "related")}
+    prov = {name: N(str(PROV[name])) for name in ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith",
+                                                   "wasGeneratedBy", "wasDerivedFrom")}
+    kgv = {name: N(str(KGV._NS[name])) for name in ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank",
+                                                     "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
+                                                     "ConceptRelation", "relates", "cooccurrences", "association")}
+    subject = N(str(DCTERMS.subject))
+
+    def iri_of(node: str):
+        kind, _, local = node.partition(":")
+        return N(f"{base}{kind}/{local}")
+
+    def integer(value) -> Any:
+        return L(str(int(value)), datatype=xsd["integer"])
+
+    meta = G.graph
+    scheme, model, software = N(f"{base}concepts"), N(f"{base}agent/model"), N(f"{base}agent/kg")
+    activity = N(f"{base}activity/{meta.get('fingerprint', 'extraction')}")
+    groups: list[tuple[Any, list[tuple[Any, Any]]]] = [
+        (scheme, [(rdf_type, skos["ConceptScheme"]), (N(str(DCTERMS.title)), L("Concepts extracted by kg"))]),
+    ]
+    about_activity = [(rdf_type, prov["Activity"]), (label, L(f"keyphrase extraction ({meta.get('extractor', 'KeyBERT')})")),
+                      (prov["used"], model), (prov["wasAssociatedWith"], software)]
+    if meta.get("settings") is not None:
+        about_activity.append((kgv["settings"], L(json.dumps(meta["settings"], sort_keys=True))))
+    groups.append((activity, about_activity))
+    about_model = [(rdf_type, prov["Entity"]), (label, L(str(meta.get("model", "unknown model"))))]
+    if meta.get("model_sha256"):
+        about_model.append((kgv["sha256"], L(meta["model_sha256"])))
+    groups.append((model, about_model))
+    groups.append((software, [(rdf_type, prov["SoftwareAgent"]), (label, L(f"kg {meta.get('kg_version', '')}".strip()))]))
+
+    kinds = {n: d.get("kind") for n, d in G.nodes(data=True)}
+    for node in sorted(kinds):
+        d, kind = G.nodes[node], kinds[node]
+        s = iri_of(node)
+        if kind == "paper":
+            pid = node.partition(":")[2]
+            about = [(rdf_type, sdo["ScholarlyArticle"]), (sdo["identifier"], L(pid)), (sdo["name"], L(d["label"]))]
+            if d.get("title"):
+                about.append((sdo["headline"], L(d["title"])))
+            about += [(sdo["abstract"], L(d["abstract"])), (kgv["cleanAbstract"], L(d["text"]))]
+            if d.get("year") is not None:
+                about.append((sdo["datePublished"], L(f"{int(d['year']):04d}", datatype=xsd["gYear"])))
+            if d.get("source_id"):
+                about.append((kgv["sourceId"], L(d["source_id"])))
+            about += [(kgv["source"], L(ref)) for ref in d.get("sources", [])]
+            for url in d.get("urls", []):
+                about.append((sdo["url"], _iri(url)))
+                if _is_code(url):
+                    about.append((sdo["codeRepository"], _iri(url)))
+            links = []
+            for other in G[node]:
+                e = G.edges[node, other]
+                if e.get("kind") == "venue" and kinds.get(other) == "venue":
+                    about.append((sdo["isPartOf"], iri_of(other)))
+                elif e.get("kind") == "subject" and kinds.get(other) == "concept":
+                    links.append((int(e["rank"]), other, e))
+            links.sort(key=lambda x: (x[0], x[1]))
+            about += [(subject, iri_of(c)) for _, c, _ in links]
+            groups.append((s, list(dict.fromkeys(about))))
+            for rank, c, e in links:
+                groups.append((N(f"{base}assignment/{pid}/{rank}"), [
+                    (rdf_type, kgv["KeyphraseAssignment"]), (rdf_type, prov["Entity"]), (kgv["paper"], s),
+                    (kgv["concept"], iri_of(c)), (kgv["phrase"], L(e["phrase"])),
+                    (kgv["score"], L(format(Decimal(str(e["score"])), "f"), datatype=xsd["decimal"])),
+                    (kgv["rank"], integer(rank)), (prov["wasGeneratedBy"], activity), (prov["wasDerivedFrom"], s),
+                ]))
+        elif kind == "concept":
+            about = [(rdf_type, skos["Concept"]), (skos["inScheme"], scheme), (skos["prefLabel"], L(d["label"], language="en"))]
+            about += [(skos["altLabel"], L(alt, language="en")) for alt in d.get("alt_labels", [])]
+            about.append((kgv["paperCount"], integer(d["papers"])))
+            about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]
+            related = sorted((other, G.edges[node, other]) for other in G[node]
+                             if G.edges[node, other].get("kind") == "cooccurs" and G.edges[node, other].get("related"))
+            about += [(skos["related"], iri_of(other)) for other, _ in related]
+            groups.append((s, list(dict.fromkeys(about))))
+            for other, e in related:  # the evidence of each skos:related pair, once
+                if node < other:
+                    groups.append((N(f"{base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), [
+                        (rdf_type, kgv["ConceptRelation"]), (kgv["relates"], s), (kgv["relates"], iri_of(other)),
+                        (kgv["cooccurrences"], integer(e["count"])),
+                        (kgv["association"], L(format(Decimal(str(e["association"])), "f"), datatype=xsd["decimal"])),
+                    ]))
+        elif kind == "venue":
+            groups.append((s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], L(d["label"]))]))
+    return groups
+
+
+def _rdflib_term(term):
+    """An Oxigraph term as the equal rdflib term."""
+    import pyoxigraph as ox
+
+    if isinstance(term, ox.NamedNode):
+        return URIRef(term.value)
+    if term.language:
+        return Literal(term.value, lang=term.language)
+    if term.datatype.value == str(XSD.string):
+        return Literal(term.value)
+    return Literal(term.value, datatype=URIRef(term.datatype.value))
+
+
 def to_rdf(G: nx.Graph, *, base: str | None = None) -> Graph:
-    """The RDF graph of *G* under the *base* IRI (by default the one *G* was built with).
+    """The RDF graph of *G* (rdflib) under the *base* IRI (by default the one *G* was built with).
     IRIs depend only on content ids."""
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
-    ns = Namespace(base)
     g = Graph(bind_namespaces="none")
-    for prefix, namespace in (("schema", SDO), ("skos", SKOS), ("dcterms", DCTERMS), ("prov", PROV), ("xsd", XSD),
-                              ("rdfs", RDFS), ("kgv", KGV._NS), ("kg", ns)):
-        g.bind(prefix, namespace)
-    scheme = ns["concepts"]
-    meta = G.graph
-    activity = ns[f"activity/{meta.get('fingerprint', 'extraction')}"]
-    model = ns["agent/model"]
-    software = ns["agent/kg"]
-    g.add((scheme, RDF.type, SKOS.ConceptScheme))
-    g.add((scheme, DCTERMS.title, Literal("Concepts extracted by kg")))
-    g.add((activity, RDF.type, PROV.Activity))
-    g.add((activity, RDFS.label, Literal(f"keyphrase extraction ({meta.get('extractor', 'KeyBERT')})")))
-    g.add((activity, PROV.used, model))
-    g.add((activity, PROV.wasAssociatedWith, software))
-    if meta.get("settings") is not None:
-        g.add((activity, KGV.settings, Literal(json.dumps(meta["settings"], sort_keys=True))))
-    g.add((model, RDF.type, PROV.Entity))
-    g.add((model, RDFS.label, Literal(str(meta.get("model", "unknown model")))))
-    if meta.get("model_sha256"):
-        g.add((model, KGV.sha256, Literal(meta["model_sha256"])))
-    g.add((software, RDF.type, PROV.SoftwareAgent))
-    g.add((software, RDFS.label, Literal(f"kg {meta.get('kg_version', '')}".strip())))
-
-    iri = {}
-    for node, d in G.nodes(data=True):
-        kind, _, local = node.partition(":")
-        iri[node] = ns[f"{kind}/{local}"]
-    for node, d in sorted(G.nodes(data=True)):
-        s = iri[node]
-        if d["kind"] == "paper":
-            g.add((s, RDF.type, SDO.ScholarlyArticle))
-            g.add((s, SDO.identifier, Literal(node.partition(":")[2])))
-            g.add((s, SDO.name, Literal(d["label"])))
-            if d.get("title"):
-                g.add((s, SDO.headline, Literal(d["title"])))
-            g.add((s, SDO.abstract, Literal(d["abstract"])))
-            g.add((s, KGV.cleanAbstract, Literal(d["text"])))
-            if d.get("year") is not None:
-                g.add((s, SDO.datePublished, Literal(f"{int(d['year']):04d}", datatype=XSD.gYear)))
-            if d.get("source_id"):
-                g.add((s, KGV.sourceId, Literal(d["source_id"])))
-            for ref in d.get("sources", []):
-                g.add((s, KGV.source, Literal(ref)))
-            for url in d.get("urls", []):
-                g.add((s, SDO.url, _iri(url)))
-                if _is_code(url):
-                    g.add((s, SDO.codeRepository, _iri(url)))
-        elif d["kind"] == "concept":
-            g.add((s, RDF.type, SKOS.Concept))
-            g.add((s, SKOS.inScheme, scheme))
-            g.add((s, SKOS.prefLabel, Literal(d["label"], lang="en")))
-            for alt in d.get("alt_labels", []):
-                g.add((s, SKOS.altLabel, Literal(alt, lang="en")))
-            g.add((s, KGV.paperCount, Literal(int(d["papers"]))))
-            for broader in d.get("broader", []):
-                g.add((s, SKOS.broader, iri[broader]))
-        elif d["kind"] == "venue":
-            g.add((s, RDF.type, SDO.CreativeWorkSeries))
-            g.add((s, SDO.name, Literal(d["label"])))
-    for u, v, d in G.edges(data=True):
-        if d["kind"] == "venue":
-            paper, venue = (u, v) if u.startswith("paper:") else (v, u)
-            g.add((iri[paper], SDO.isPartOf, iri[venue]))
-        elif d["kind"] == "subject":
-            paper, concept = (u, v) if u.startswith("paper:") else (v, u)
-            p, c = iri[paper], iri[concept]
-            g.add((p, DCTERMS.subject, c))
-            link = ns[f"assignment/{paper.partition(':')[2]}/{d['rank']}"]
-            g.add((link, RDF.type, KGV.KeyphraseAssignment))
-            g.add((link, RDF.type, PROV.Entity))
-            g.add((link, KGV.paper, p))
-            g.add((link, KGV.concept, c))
-            g.add((link, KGV.phrase, Literal(d["phrase"])))
-            g.add((link, KGV.score, Literal(Decimal(str(d["score"])))))
-            g.add((link, KGV.rank, Literal(int(d["rank"]))))
-            g.add((link, PROV.wasGeneratedBy, activity))
-            g.add((link, PROV.wasDerivedFrom, p))
+    for prefix, namespace in prefixes(base).items():
+        g.bind(prefix, Namespace(namespace))
+    for s, about in statements(G, base=base):
+        subject = _rdflib_term(s)
+        for p, o in about:
+            g.add((subject, _rdflib_term(p), _rdflib_term(o)))
     return g
+
+
+def rdf_files(G: nx.Graph, *, base: str | None = None) -> dict[str, bytes]:
+    """The text (UTF-8) of each RDF output file of *G*: ``graph.ttl``, ``graph.nt`` and
+    ``graph.jsonld``, written by Oxigraph's serializers (and kg's compact JSON-LD) from
+    `statements`, without building an rdflib graph. The same graph gives the same bytes."""
+    import pyoxigraph as ox
+
+    base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
+    groups = statements(G, base=base)
+    names = prefixes(base)
+
+    def triples():  # made afresh for each format: a list of them all would double the memory
+        return (ox.Triple(s, p, o) for s, about in groups for p, o in about)
+
+    out = {
+        "graph.ttl": _turtle(triples(), names),
+        "graph.nt": ox.serialize(triples(), format=ox.RdfFormat.N_TRIPLES),
+    }
+    out["graph.jsonld"] = _jsonld(groups, names)
+    return {name: out[name] for name in FORMATS}
+
+
+def _turtle(triples, names: dict[str, str]) -> bytes:
+    """Turtle of *triples* by Oxigraph, its ``@prefix`` lines in name order (Oxigraph's own
+    order is that of a hash map)."""
+    import pyoxigraph as ox
+
+    text = ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=names)
+    *head, body = text.split(b"\n", len(names))
+    if not all(line.startswith(b"@prefix ") for line in head):
+        raise KGError("unexpected Turtle from pyoxigraph: the @prefix lines do not come first")
+    return b"".join(line + b"\n" for line in sorted(head)) + b"\n" + body
+
+
+def _jsonld(groups: list[tuple[Any, list[tuple[Any, Any]]]], names: dict[str, str]) -> bytes:
+    """Compact JSON-LD of the statement *groups*: a ``@context`` of the *names* prefixes and one
+    node object a line in ``@graph``. Integers are JSON numbers; other typed literals say their type."""
+    import pyoxigraph as ox
+
+    by_length = sorted(names.items(), key=lambda kv: -len(kv[1]))
+    compacted: dict[str, str] = {}
+
+    def compact(iri: str) -> str:
+        found = compacted.get(iri)
+        if found is None:
+            found = iri
+            for prefix, ns in by_length:
+                if iri.startswith(ns) and len(iri) > len(ns):
+                    found = f"{prefix}:{iri[len(ns):]}"
+                    break
+            if len(compacted) < 100_000:
+                compacted[iri] = found
+        return found
+
+    rdf_type, integer, string = str(RDF.type), str(XSD.integer), str(XSD.string)
+
+    def value(o) -> Any:
+        if isinstance(o, ox.NamedNode):
+            return {"@id": compact(o.value)}
+        if o.language:
+            return {"@value": o.value, "@language": o.language}
+        dt = o.datatype.value
+        if dt == string:
+            return o.value
+        if dt == integer and re.fullmatch(r"-?[1-9][0-9]{0,14}|0", o.value):
+            return int(o.value)
+        return {"@value": o.value, "@type": compact(dt)}
+
+    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+    lines = []
+    for s, about in groups:
+        node: dict[str, Any] = {"@id": compact(s.value)}
+        for p, o in about:
+            if p.value == rdf_type:
+                node.setdefault("@type", []).append(compact(o.value))
+            else:
+                node.setdefault(compact(p.value), []).append(value(o))
+        lines.append(encode(node))
+    head = encode({"@context": dict(sorted(names.items()))})
+    return (head[:-1] + ',"@graph":[\n' + ",\n".join(lines) + "\n]}\n").encode("utf-8")
 
 
 def serialize(g: Graph, fmt: str) -> str:

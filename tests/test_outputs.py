@@ -1,5 +1,7 @@
 """Outputs are written atomically and survive a failed build (fast: the test embedder)."""
 
+import json
+
 import pytest
 
 import kg
@@ -65,17 +67,18 @@ def test_the_cache_recomputes_only_what_changed_and_matches_a_clean_build(tmp_pa
     (src / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n\nDiffusion models generate images.\n")
     out = tmp_path / "out"
     first = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
-    assert first.stats["extraction"] == {"computed": 2, "from_cache": 0}
+    assert first.extraction == {"computed": 2, "from_cache": 0}
     (src / "b.txt").write_text("ICLR 2026\n\nSparse autoencoders find features in language models.\n")
     second = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
-    assert second.stats["extraction"] == {"computed": 1, "from_cache": 2}
+    assert second.extraction == {"computed": 1, "from_cache": 2}
     clean = kg.build([src], tmp_path / "clean", embedder=hash_embedder, nlp=nlp, cache=False)
     for name in ("graph.nt", "graph.ttl", "keyphrases.jsonl", "graph.json"):
         assert (out / name).read_bytes() == (clean.out / name).read_bytes(), name
     unchanged = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
-    assert unchanged.stats["extraction"] == {"computed": 0, "from_cache": 3}
+    assert unchanged.extraction == {"computed": 0, "from_cache": 3}
+    assert "extraction" not in json.loads((out / "stats.json").read_text())  # the same whatever the cache held
     other = kg.build([src], out, embedder=hash_embedder, nlp=nlp, settings=Settings(top_n=3))
-    assert other.stats["extraction"] == {"computed": 3, "from_cache": 0}
+    assert other.extraction == {"computed": 3, "from_cache": 0}
 
 
 def test_a_damaged_cache_is_set_aside(tmp_path, hash_embedder, nlp):
@@ -83,5 +86,28 @@ def test_a_damaged_cache_is_set_aside(tmp_path, hash_embedder, nlp):
     (out / ".cache").mkdir(parents=True)
     (out / ".cache" / "extractions.sqlite").write_bytes(b"this is not a database" * 100)
     result = kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
-    assert result.stats["extraction"]["computed"] == 3
+    assert result.extraction["computed"] == 3
     assert (out / ".cache" / "extractions.damaged").exists()
+
+
+def test_a_rebuild_with_nothing_changed_rewrites_nothing(tmp_path, hash_embedder, nlp):
+    src = abstracts(tmp_path)
+    out = tmp_path / "out"
+    first = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert not first.unchanged and (out / ".cache" / "manifest.json").is_file()
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.iterdir() if p.is_file()}
+    again = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert again.unchanged and again.extraction == {"computed": 0, "from_cache": 3}
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.iterdir() if p.is_file()} == before
+    assert again.stats == first.stats and sorted(again.graph.nodes) == sorted(first.graph.nodes)  # graph from graph.json
+    clean = kg.build([src], tmp_path / "clean", embedder=hash_embedder, nlp=nlp, cache=False)
+    for name in before:
+        assert (clean.out / name).read_bytes() == before[name][1], name
+    # An output changed or gone, the base IRI or an input changed: a real build again.
+    (out / "graph.html").write_text("edited")
+    assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp).unchanged
+    assert (out / "graph.html").read_bytes() == before["graph.html"][1]
+    assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp, base="https://example.com/x/").unchanged
+    assert kg.build([src], out, embedder=hash_embedder, nlp=nlp, base="https://example.com/x/").unchanged
+    src.write_text(src.read_text() + "\n\nA new abstract about diffusion models for images.\n")
+    assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp).unchanged

@@ -91,6 +91,12 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("none", []),
     ],
     "provenance": [("default", [])],
+    "related-concepts": [
+        ("label", ["label=LLM"]),                                # altLabel; one related concept
+        ("iri", [concept("fine-tuning")]),                       # three, by association
+        ("none-related", ["label=optimization"]),                # co-occurs only once with each: no rows
+        ("none", []),
+    ],
 }
 
 INJECTION = 'x" } ; DROP ALL ; SELECT * WHERE { ?s ?p ?o } #'

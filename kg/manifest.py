@@ -1,0 +1,130 @@
+"""The build manifest: what a build was made from and what it wrote, so that a rebuild with
+nothing changed skips everything.
+
+``<out>/.cache/manifest.json`` holds a key and the output files as written. The key is the
+SHA-256 of everything the outputs depend on: each input file's name (as the build reports it)
+and bytes, the extraction fingerprint (model, spaCy pipeline, settings, extractor version),
+the base IRI, kg's version and the SHA-256 of its own source files, the versions of the
+libraries that write outputs, and `FORMAT`. Each output is recorded with its size,
+``st_mtime_ns`` and SHA-256.
+
+A rebuild whose key matches, and whose every output still has the recorded size and
+modification time, is up to date. Size and mtime rather than a hash of 500 MB of outputs:
+kg only ever replaces an output by renaming a new file over it, which gives it a new inode
+and a new mtime (nanoseconds), and any editor or tool that writes a file updates its mtime;
+only a deliberate ``touch -d`` to the very nanosecond after an edit of the same length would
+go unseen (the check make, rsync and git's index rely on). `outputs_intact` with
+``verify=True`` compares the hashes too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+__all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "read_manifest", "write_manifest",
+           "forget_manifest"]
+
+MANIFEST = "manifest.json"
+FORMAT = 2  # the outputs' format version: bump it when kg writes any output differently
+_LIBRARIES = ("networkx", "pyoxigraph", "pyvis", "rdflib")
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def code_digest() -> str:
+    """SHA-256 of kg's own source files: a change to kg's code changes the key, version or not."""
+    package = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _library_versions() -> dict[str, str]:
+    found = {}
+    for name in _LIBRARIES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "missing"
+    return found
+
+
+def build_key(inputs: Sequence[tuple[str, Path]], *, fingerprint: str, base: str, kg_version: str,
+              extra: Mapping[str, object] | None = None) -> str:
+    """The key of a build of *inputs* ((name as reported, path) pairs, in reading order)."""
+    payload = {
+        "format": FORMAT,
+        "inputs": [[name, _file_digest(path)] for name, path in inputs],
+        "fingerprint": fingerprint,
+        "base": base,
+        "kg": kg_version,
+        "code": code_digest(),
+        "libraries": _library_versions(),
+        "extra": dict(extra or {}),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def read_manifest(cache: Path) -> dict | None:
+    """The manifest in the cache folder *cache*, or None when there is none (or it is unreadable)."""
+    try:
+        data = json.loads((cache / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("outputs"), dict) else None
+
+
+def outputs_intact(manifest: Mapping, out: Path, names: Sequence[str], *, verify: bool = False) -> bool:
+    """Whether every one of *names* in *out* is the file the manifest recorded (size and mtime;
+    with *verify*, its SHA-256 too)."""
+    recorded = manifest.get("outputs", {})
+    for name in names:
+        entry = recorded.get(name)
+        try:
+            st = (out / name).stat()
+        except OSError:
+            return False
+        if not isinstance(entry, dict) or entry.get("size") != st.st_size or entry.get("mtime_ns") != st.st_mtime_ns:
+            return False
+        if verify and entry.get("sha256") != _file_digest(out / name):
+            return False
+    return True
+
+
+def forget_manifest(cache: Path) -> None:
+    """Remove the manifest (before outputs are replaced, so a half-done build is never trusted)."""
+    try:
+        (cache / MANIFEST).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def write_manifest(cache: Path, key: str, out: Path, contents: Mapping[str, bytes], extra: Mapping[str, object]) -> None:
+    """Record *key* and the output files just written from *contents* (name -> bytes) in *out*."""
+    outputs = {}
+    for name, data in contents.items():
+        st = (out / name).stat()
+        outputs[name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": hashlib.sha256(data).hexdigest()}
+    text = json.dumps({"key": key, "outputs": outputs, **extra}, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    cache.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=cache)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, cache / MANIFEST)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

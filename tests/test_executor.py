@@ -1,0 +1,198 @@
+"""Distributed extraction: executor specs, partitions, Dask runs equal to local ones, a killed
+worker survived, checkpoints per partition, no processes left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import psutil
+import pytest
+from rdflib import Graph
+from rdflib.compare import isomorphic
+
+import kg
+from conftest import SEEDS
+from kg.errors import ExecutorError
+from kg.executor import DEFAULT_PARTITION_SIZE, ExecutorSpec, open_executor, parse_executor, partitions
+
+SMALL = 8  # documents per partition: 5 partitions over the 38 seed abstracts
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("local", ExecutorSpec("local")),
+        (" local ", ExecutorSpec("local")),
+        ("dask-local:3", ExecutorSpec("dask-local", workers=3)),
+        ("dask://10.0.0.5:8786", ExecutorSpec("dask", address="tcp://10.0.0.5:8786")),
+        ("dask://scheduler.cluster", ExecutorSpec("dask", address="tcp://scheduler.cluster:8786")),
+        ("dask://[::1]:9000", ExecutorSpec("dask", address="tcp://[::1]:9000")),
+    ],
+)
+def test_specs_parse_and_print_back(spec, expected):
+    parsed = parse_executor(spec)
+    assert parsed == expected and parsed.partition_size == DEFAULT_PARTITION_SIZE
+    assert parse_executor(str(parsed)) == parsed
+
+
+def test_dask_local_alone_means_one_worker_per_core():
+    assert parse_executor("dask-local").workers == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize(
+    "spec", ["", "dask", "Local", "dask-local:0", "dask-local:two", "dask-local:-1", "dask://", "dask://host:99999",
+             "dask://host:8786/path", "spark://host:7077", "tcp://host:8786"],
+)
+def test_bad_specs_are_executor_errors(spec):
+    with pytest.raises(ExecutorError, match="executor"):
+        parse_executor(spec)
+
+
+def test_specs_made_in_python_are_checked():
+    assert str(ExecutorSpec("dask", address="tcp://10.0.0.5:8786")) == "dask://10.0.0.5:8786"
+    for bad in ({"kind": "spark"}, {"kind": "dask"}, {"kind": "dask-local", "workers": 0}, {"kind": "local", "partition_size": 0}):
+        with pytest.raises(ExecutorError):
+            ExecutorSpec(**bad)
+
+
+def test_partition_size_is_settable_and_checked():
+    assert parse_executor("dask-local:2", partition_size=8) == ExecutorSpec("dask-local", workers=2, partition_size=8)
+    with pytest.raises(ExecutorError, match="partition size"):
+        parse_executor("local", partition_size=0)
+
+
+def test_partitions_are_consecutive_and_in_order():
+    items = list(range(10))
+    assert partitions(items, 4) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert partitions(items, 10) == [items] and partitions([], 3) == []
+
+
+def test_a_bad_executor_through_the_cli_is_a_usage_error(run_cli, tmp_path):
+    result = run_cli("build", str(SEEDS), "--out", str(tmp_path / "out"), "--executor", "spark://x")
+    assert result.code == 2
+    assert "Invalid value for '--executor': executor 'spark://x' is not one of local, dask-local[:N] or dask://HOST:PORT" in result.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_2(run_cli, tmp_path, monkeypatch):
+    import kg.executor
+
+    monkeypatch.setattr(kg.executor, "CONNECT_TIMEOUT", 1)
+    result = run_cli("build", str(SEEDS), "--out", str(tmp_path / "out"), "--executor", "dask://127.0.0.1:1", "--quiet")
+    assert result.code == 2, result.err
+    errors = [line for line in result.err.splitlines() if line.startswith("error:")]
+    assert errors == [line for line in result.err.splitlines() if "127.0.0.1:1" in line] and len(errors) == 1
+    assert errors[0].startswith("error: executor dask://127.0.0.1:1: no Dask scheduler answers at tcp://127.0.0.1:1")
+    assert not (tmp_path / "out" / "graph.nt").exists()
+
+
+def _interrupt_after_first_partition():
+    calls = []
+
+    def progress(n):
+        calls.append(n)
+        raise KeyboardInterrupt
+
+    return progress, calls
+
+
+def _extraction(result) -> dict:
+    """How many abstracts were computed and served from the cache (BuildResult.extraction,
+    or stats["extraction"] where a build reports it there)."""
+    return getattr(result, "extraction", None) or result.stats["extraction"]
+
+
+def _same_outputs(a, b):
+    assert (a / "keyphrases.jsonl").read_bytes() == (b / "keyphrases.jsonl").read_bytes()
+    assert isomorphic(Graph().parse(a / "graph.nt", format="nt"), Graph().parse(b / "graph.nt", format="nt"))
+
+
+def test_an_interrupted_build_resumes_from_its_finished_partitions(tmp_path, hash_embedder, nlp):
+    spec = parse_executor("local", partition_size=SMALL)
+    progress, calls = _interrupt_after_first_partition()
+    with pytest.raises(KeyboardInterrupt):
+        kg.build([SEEDS], tmp_path / "out", embedder=hash_embedder, nlp=nlp, executor=spec, progress=progress, store=False)
+    assert calls == [SMALL] and not (tmp_path / "out" / "graph.nt").exists()
+    resumed = kg.build([SEEDS], tmp_path / "out", embedder=hash_embedder, nlp=nlp, executor=spec, store=False)
+    assert _extraction(resumed) == {"computed": 38 - SMALL, "from_cache": SMALL}
+    clean = kg.build([SEEDS], tmp_path / "clean", embedder=hash_embedder, nlp=nlp, executor=spec, cache=False, store=False)
+    _same_outputs(resumed.out, clean.out)
+
+
+def _children() -> set[int]:
+    """Live child processes, less Python's multiprocessing resource tracker (one per process,
+    started with the first worker and kept until the interpreter exits: not a worker)."""
+    live = set()
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE and "multiprocessing.resource_tracker" not in " ".join(p.cmdline()):
+                live.add(p.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return live
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_dask_local_interrupted_leaves_no_process_and_resumes(tmp_path, hash_embedder, nlp):
+    """The tests' hashing embedder is pickled to the workers (they import it from conftest)."""
+    before = _children()
+    seen: set[int] = set()
+
+    def progress(n):
+        seen.update(_children() - before)
+        raise KeyboardInterrupt
+
+    spec = parse_executor("dask-local:2", partition_size=SMALL)
+    with pytest.raises(KeyboardInterrupt):
+        kg.build([SEEDS], tmp_path / "out", embedder=hash_embedder, nlp=nlp, executor=spec, progress=progress, store=False)
+    assert len(seen) >= 2  # the two worker processes were running
+    assert not any(_alive(pid) for pid in seen)
+    assert _children() <= before
+    resumed = kg.build([SEEDS], tmp_path / "out", embedder=hash_embedder, nlp=nlp, executor="local", store=False)
+    assert _extraction(resumed)["from_cache"] >= SMALL
+    clean = kg.build([SEEDS], tmp_path / "clean", embedder=hash_embedder, nlp=nlp, cache=False, store=False)
+    _same_outputs(resumed.out, clean.out)
+
+
+@pytest.fixture(scope="module")
+def local_small_build(tmp_path_factory, real_embedder, nlp):
+    """The seeds with the real model, in process, in partitions of SMALL documents."""
+    out = tmp_path_factory.mktemp("local-small")
+    return kg.build([SEEDS], out, embedder=real_embedder, nlp=nlp, executor=parse_executor("local", partition_size=SMALL), store=False)
+
+
+@pytest.mark.model
+def test_dask_local_gives_the_local_results_survives_a_killed_worker_and_leaves_no_process(tmp_path, local_small_build):
+    """One run (workers load the model in a few seconds each): a worker with partitions still to
+    finish is killed after the first partition; they run again elsewhere and nothing changes."""
+    before = _children()
+    seen: set[int] = set()
+    killed: list[int] = []
+    with open_executor("dask-local:2", partition_size=SMALL) as executor:
+        client = executor.client
+
+        def progress(n):
+            seen.update(_children() - before)
+            if killed:
+                return
+            busy = [worker for worker, keys in client.processing().items() if keys]
+            if busy:
+                pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+        result = kg.build([SEEDS], tmp_path / "out", executor=executor, progress=progress, store=False)
+        assert killed and not _alive(killed[0])
+    assert _extraction(result) == {"computed": 38, "from_cache": 0}
+    _same_outputs(result.out, local_small_build.out)
+    assert json.loads((result.out / "stats.json").read_text()) == json.loads((local_small_build.out / "stats.json").read_text())
+    assert len(seen) >= 2 and _children() <= before  # the workers, the restarted one too, are gone
+    assert not any(_alive(pid) for pid in seen)
