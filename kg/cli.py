@@ -41,6 +41,8 @@ def _parse_executor(value: str):
 @click.option("--diversity", default=0.2, show_default=True, type=click.FloatRange(0, 1), help="MMR diversity (0: none, 1: most).")
 @click.option("--executor", default="local", show_default=True, callback=lambda _ctx, _param, value: _parse_executor(value),
               help="Where extraction runs: local, dask-local[:N] (N worker processes) or dask://HOST:PORT (a Dask scheduler).")
+@click.option("--precision", type=click.Choice(("fp32", "int8")), default="fp32", show_default=True,
+              help="The model as published, or its linear layers quantized to int8 (~1.8x faster, F1 within ~0.5).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @click.option("--store", default=None, metavar="URL",
               help="Also load the graph into this SPARQL Graph Store endpoint (Oxigraph http://host:7878/store, Fuseki http://host:3030/DS/data).")
@@ -48,7 +50,7 @@ def _parse_executor(value: str):
               help="Its SPARQL Update endpoint (default: --store with its last path segment replaced by 'update').")
 @click.option("--store-graph", default=None, metavar="IRI", help="Named graph replaced in the store (default: the base IRI + 'graph').")
 @click.option("--store-batch", default=50_000, show_default=True, type=click.IntRange(1), help="Triples per upload request.")
-def build(paths, out, base, top_n, diversity, quiet, store, store_update, store_graph, store_batch, executor) -> None:
+def build(paths, out, base, top_n, diversity, precision, quiet, store, store_update, store_graph, store_batch, executor) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
     from kg.extract import Settings
 
@@ -72,7 +74,7 @@ def build(paths, out, base, top_n, diversity, quiet, store, store_update, store_
             bar.update(n)
 
     try:
-        result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity),
+        result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity, precision=precision),
                           progress=progress, on_start=on_start, executor=executor)
     finally:
         if bar is not None:

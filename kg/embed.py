@@ -101,9 +101,16 @@ class SentenceEmbedder:
         return self._model
 
 
-@lru_cache(maxsize=1)
-def load_embedder() -> SentenceEmbedder:
-    """The packaged all-MiniLM-L6-v2, checked and loaded once per process, offline."""
+@lru_cache(maxsize=2)
+def load_embedder(precision: str = "fp32") -> SentenceEmbedder:
+    """The packaged all-MiniLM-L6-v2, checked and loaded once per process, offline.
+
+    ``precision="int8"`` quantizes its linear layers to 8-bit integers with per-channel scales
+    (PyTorch dynamic quantization, at load time; the weights on disk are the checked ones):
+    about 1.8x less CPU per abstract, Inspec F1 within 0.15 of fp32 (README, benchmarks).
+    """
+    if precision not in ("fp32", "int8"):
+        raise ModelError(f"unknown precision {precision!r}; use fp32 or int8")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -123,4 +130,18 @@ def load_embedder() -> SentenceEmbedder:
         model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     except Exception as e:  # noqa: BLE001 - any loader failure is one clear model error
         raise ModelError(f"{folder}: the packaged model could not be loaded ({e}); reinstall {MODEL_PACKAGE}") from e
+    if precision == "int8":
+        model = _quantized(model)
     return SentenceEmbedder(model)
+
+
+def _quantized(model):
+    """*model* with every linear layer dynamically quantized to int8, per output channel."""
+    import warnings
+
+    import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    with warnings.catch_warnings():  # torch announces the API's move to torchao
+        warnings.simplefilter("ignore")
+        return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=False)

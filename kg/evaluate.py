@@ -260,9 +260,9 @@ def kg_extractor(top_n: int = 15, *, embedder=None, nlp=None, settings=None) -> 
     from kg.embed import load_embedder
     from kg.extract import Settings, extract_keyphrases, load_nlp
 
-    embedder = embedder or load_embedder()
-    nlp = nlp or load_nlp()
     settings = replace(settings or Settings(), top_n=top_n)
+    embedder = embedder or load_embedder(settings.precision)
+    nlp = nlp or load_nlp()
 
     def extract(docs: Sequence[GoldDoc]) -> list[list[str]]:
         items = [(str(i), d.document) for i, d in enumerate(docs)]
@@ -429,8 +429,10 @@ def _is_baseline(token: str) -> bool:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N documents with gold keyphrases.")
 @click.option("--field", default=None, help="Gold keyphrase field (default: keyphrases, else keywords).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
+@click.option("--precision", type=click.Choice(("fp32", "int8")), default="fp32", show_default=True,
+              help="kg's model as published, or quantized to int8 (as kg build --precision).")
 def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...], limit: int | None, field: str | None,
-                 fmt: str) -> None:
+                 fmt: str, precision: str = "fp32") -> None:
     """Score kg's keyphrases (and baselines) against the gold keyphrases of DATASET.jsonl.
 
     Micro- and macro-averaged P/R/F1@k on stemmed phrases, every gold keyphrase counted in
@@ -446,7 +448,10 @@ def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...],
     if not usable:
         raise InputError(f"{dataset}: no document has gold keyphrases")
     names = ["kg"] + [b for b in dict.fromkeys(baselines) if b != "kg"]
-    extractors = {name: EXTRACTORS[name](max(ks)) for name in names}
+    from kg.extract import Settings
+
+    extractors = {name: EXTRACTORS[name](max(ks), **({"settings": Settings(precision=precision)} if name == "kg" else {}))
+                  for name in names}
 
     def done(row):
         click.echo(f"{row['extractor']}: {row['documents']} documents in {row['seconds']:.1f} s", err=True)

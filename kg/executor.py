@@ -201,12 +201,12 @@ def open_executor(spec: str | ExecutorSpec, *, partition_size: int | None = None
 _load_lock = threading.Lock()
 
 
-def _packaged_embedder():
+def _packaged_embedder(precision: str = "fp32"):
     """The packaged model, loaded once per process (a worker with several threads too)."""
     from kg.embed import load_embedder
 
     with _load_lock:
-        return load_embedder()
+        return load_embedder(precision)
 
 
 def _packaged_nlp():
@@ -223,7 +223,7 @@ def extract_partition(items: Sequence[tuple[str, str]], *, settings, embedder=No
     With no *embedder* (or *nlp*), the packaged one is loaded in this process, once."""
     from kg.extract import extract_keyphrases
 
-    embedder = _packaged_embedder() if embedder is None else embedder
+    embedder = _packaged_embedder(settings.precision) if embedder is None else embedder
     nlp = _packaged_nlp() if nlp is None else nlp
     return extract_keyphrases(list(items), embedder, settings=settings, nlp=nlp)
 

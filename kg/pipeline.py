@@ -181,7 +181,7 @@ def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, 
     return found, len(papers) - len(todo)
 
 
-def _label_embed(embedder):
+def _label_embed(embedder, precision: str = "fp32"):
     """Concept labels are embedded by the model that ranked the keyphrases (the packaged one
     unless *embedder* is given), loaded only if some near-duplicate labels need it."""
 
@@ -190,7 +190,7 @@ def _label_embed(embedder):
             return embedder.embed(texts)
         from kg.embed import load_embedder
 
-        return load_embedder().embed(texts)
+        return load_embedder(precision).embed(texts)
 
     return embed
 
@@ -248,7 +248,7 @@ def build(
             return done
     found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out), executor)
     index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
-                           embed=_label_embed(embedder))
+                           embed=_label_embed(embedder, settings.precision))
     concepts = index.by_id()
     labels = {}
     for p, k in zip(papers, found):

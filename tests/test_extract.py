@@ -103,3 +103,21 @@ def test_mmr_rank_keeps_pick_order_and_avoids_redundancy():
     assert mmr_rank(relevance, e, 2, 0.5) == [0, 2]  # the near-copy of the first waits
     assert mmr_rank(relevance, e, 5, 0.5) == [0, 2, 1]
     assert mmr_rank(relevance[:0], e[:0], 3, 0.5) == []
+
+def test_int8_precision_is_the_same_model_quantized_and_its_own_cache_key(real_embedder, nlp):
+    from kg.embed import load_embedder
+
+    int8 = load_embedder("int8")
+    assert int8 is not real_embedder and int8 is load_embedder("int8")
+    texts = ["zeroth-order optimization", "federated learning", "Sharpness-aware minimization seeks flat minima."]
+    fp32, q = real_embedder.embed(texts), int8.embed(texts)
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-5)
+    cosines = (fp32 * q).sum(axis=1)
+    assert cosines.min() > 0.9 and not np.allclose(fp32, q)  # close to the published model, yet quantized
+    found = extract_keyphrases([("a", texts[2])], int8, nlp=nlp, settings=Settings(precision="int8"))[0]
+    assert found.keyphrases[0].phrase == "sharpness-aware minimization"
+    assert Settings(precision="int8").fingerprint("m") != Settings().fingerprint("m")
+    with pytest.raises(ValueError, match="precision"):
+        Settings(precision="fp16")
+    with pytest.raises(ModelError, match="unknown precision"):
+        load_embedder("fp16")
