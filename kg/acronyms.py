@@ -21,6 +21,8 @@ def is_acronym(token: str) -> bool:
     >>> [is_acronym(t) for t in ("LLMs", "ZO", "NeurIPS", "Gemma2", "the", "SGD")]
     [True, True, True, False, False, True]
     """
+    if token.islower():  # no capital at all (most tokens)
+        return False
     letters = [c for c in token if c.isalpha()]
     if len(letters) < 2:
         return False

@@ -41,6 +41,9 @@ _MD_CODE = re.compile(r"`([^`]+)`")
 _COMMENT = re.compile(r"(?<![\d\s])%[^\n.!?]*|(?<=\s)%(?=[A-Za-z])[^\n.!?]*")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _SPACE = re.compile(r"\s+")
+_EMPTY_BRACKETS = re.compile(r"\(\s*[,;:]?\s*\)|\[\s*\]")
+_SPACE_BEFORE = re.compile(r"\s+([,.;:!?)])")
+_OPEN_SPACE = re.compile(r"\(\s+")
 
 
 def normalize_space(text: str) -> str:
@@ -80,28 +83,40 @@ def clean_text(text: str) -> str:
     'We use Random Reshuffling and Atom Theory.'
     """
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_TYPOGRAPHIC)
-    text = _MD_LINK.sub(lambda m: m.group(1), text)
-    text = _URL.sub(" ", text)
-    text = _DISPLAY_MATH.sub(" ", text)
-    text = _INLINE_MATH.sub(_keep_word_math, text)
-    text = _COMMENT.sub(" ", text)
-    text = _LATEX_ESCAPE.sub(r"\1", text)
-    text = _SWITCH.sub("", text)
-    previous = None
-    while previous != text:  # nested \emph{\textbf{...}}
-        previous = text
-        text = _COMMAND_WITH_ARG.sub(lambda m: m.group(1), text)
-    text = _BARE_COMMAND.sub(" ", text)
+    # Each pattern runs only when the character it needs is there: most abstracts have no markup.
+    if "](" in text:
+        text = _MD_LINK.sub(lambda m: m.group(1), text)
+    lowered = text.lower()
+    if "http" in lowered or "www." in lowered:
+        text = _URL.sub(" ", text)
+    if "$" in text or "\\" in text:
+        text = _DISPLAY_MATH.sub(" ", text)
+        text = _INLINE_MATH.sub(_keep_word_math, text)
+    if "%" in text:
+        text = _COMMENT.sub(" ", text)
+    if "\\" in text:
+        text = _LATEX_ESCAPE.sub(r"\1", text)
+        text = _SWITCH.sub("", text)
+        previous = None
+        while previous != text:  # nested \emph{\textbf{...}}
+            previous = text
+            text = _COMMAND_WITH_ARG.sub(lambda m: m.group(1), text)
+        text = _BARE_COMMAND.sub(" ", text)
     text = text.replace("{", "").replace("}", "")
-    text = _MD_CODE.sub(lambda m: m.group(1), text)
-    previous = None
-    while previous != text:
-        previous = text
-        text = _MD_EMPHASIS.sub(lambda m: m.group(2), text)
-    text = _HTML_TAG.sub(" ", text)
+    if "`" in text:
+        text = _MD_CODE.sub(lambda m: m.group(1), text)
+    if "*" in text or "__" in text:
+        previous = None
+        while previous != text:
+            previous = text
+            text = _MD_EMPHASIS.sub(lambda m: m.group(2), text)
+    if "<" in text:
+        text = _HTML_TAG.sub(" ", text)
     text = _SPACE.sub(" ", text).strip()
     # Empty brackets left where math or a URL stood, and space before punctuation.
-    text = re.sub(r"\(\s*[,;:]?\s*\)|\[\s*\]", "", text)
-    text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
-    text = re.sub(r"\(\s+", "(", text)
+    if "(" in text or "[" in text:
+        text = _EMPTY_BRACKETS.sub("", text)
+    text = _SPACE_BEFORE.sub(r"\1", text)
+    if "(" in text:
+        text = _OPEN_SPACE.sub("(", text)
     return _SPACE.sub(" ", text).strip()

@@ -18,6 +18,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import islice, takewhile
 
 from kg.acronyms import is_acronym
@@ -158,6 +159,11 @@ def normalize_phrase(phrase: str) -> str:
     >>> normalize_phrase(normalize_phrase("LLMs"))
     'llm'
     """
+    return _normalize(phrase)
+
+
+@lru_cache(maxsize=1 << 18)  # a corpus repeats its phrases (and add_broader their suffixes) many times
+def _normalize(phrase: str) -> str:
     previous, key = None, phrase
     while key != previous:  # a fixed point, so that normalizing twice changes nothing
         previous = key

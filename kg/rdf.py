@@ -113,12 +113,31 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
                                                      "ConceptRelation", "relates", "cooccurrences", "association")}
     subject = N(str(DCTERMS.subject))
 
+    iris: dict[str, Any] = {}  # a node's IRI, made once (a concept is named by hundreds of papers)
+
     def iri_of(node: str):
-        kind, _, local = node.partition(":")
-        return N(f"{base}{kind}/{local}")
+        iri = iris.get(node)
+        if iri is None:
+            kind, _, local = node.partition(":")
+            iri = iris[node] = N(f"{base}{kind}/{local}")
+        return iri
+
+    integers: dict[int, Any] = {}
+    decimals: dict[str, Any] = {}
 
     def integer(value) -> Any:
-        return L(str(int(value)), datatype=xsd["integer"])
+        value = int(value)
+        term = integers.get(value)
+        if term is None:
+            term = integers[value] = L(str(value), datatype=xsd["integer"])
+        return term
+
+    def decimal(value: float) -> Any:
+        text = str(value)
+        term = decimals.get(text)
+        if term is None:
+            term = decimals[text] = L(format(Decimal(text), "f"), datatype=xsd["decimal"])
+        return term
 
     meta = G.graph
     scheme, model, software = N(f"{base}concepts"), N(f"{base}agent/model"), N(f"{base}agent/kg")
@@ -138,8 +157,9 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
     groups.append((software, [(rdf_type, prov["SoftwareAgent"]), (label, L(f"kg {meta.get('kg_version', '')}".strip()))]))
 
     kinds = {n: d.get("kind") for n, d in G.nodes(data=True)}
+    nodes, adj = G.nodes, G.adj
     for node in sorted(kinds):
-        d, kind = G.nodes[node], kinds[node]
+        d, kind = nodes[node], kinds[node]
         s = iri_of(node)
         if kind == "paper":
             pid = node.partition(":")[2]
@@ -157,8 +177,7 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
                 if _is_code(url):
                     about.append((sdo["codeRepository"], _iri(url)))
             links = []
-            for other in G[node]:
-                e = G.edges[node, other]
+            for other, e in adj[node].items():
                 if e.get("kind") == "venue" and kinds.get(other) == "venue":
                     about.append((sdo["isPartOf"], iri_of(other)))
                 elif e.get("kind") == "subject" and kinds.get(other) == "concept":
@@ -170,7 +189,7 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
                 groups.append((N(f"{base}assignment/{pid}/{rank}"), [
                     (rdf_type, kgv["KeyphraseAssignment"]), (rdf_type, prov["Entity"]), (kgv["paper"], s),
                     (kgv["concept"], iri_of(c)), (kgv["phrase"], L(e["phrase"])),
-                    (kgv["score"], L(format(Decimal(str(e["score"])), "f"), datatype=xsd["decimal"])),
+                    (kgv["score"], decimal(e["score"])),
                     (kgv["rank"], integer(rank)), (prov["wasGeneratedBy"], activity), (prov["wasDerivedFrom"], s),
                 ]))
         elif kind == "concept":
@@ -178,16 +197,14 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
             about += [(skos["altLabel"], L(alt, language="en")) for alt in d.get("alt_labels", [])]
             about.append((kgv["paperCount"], integer(d["papers"])))
             about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]
-            related = sorted((other, G.edges[node, other]) for other in G[node]
-                             if G.edges[node, other].get("kind") == "cooccurs" and G.edges[node, other].get("related"))
+            related = sorted((other, e) for other, e in adj[node].items() if e.get("kind") == "cooccurs" and e.get("related"))
             about += [(skos["related"], iri_of(other)) for other, _ in related]
             groups.append((s, list(dict.fromkeys(about))))
             for other, e in related:  # the evidence of each skos:related pair, once
                 if node < other:
                     groups.append((N(f"{base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), [
                         (rdf_type, kgv["ConceptRelation"]), (kgv["relates"], s), (kgv["relates"], iri_of(other)),
-                        (kgv["cooccurrences"], integer(e["count"])),
-                        (kgv["association"], L(format(Decimal(str(e["association"])), "f"), datatype=xsd["decimal"])),
+                        (kgv["cooccurrences"], integer(e["count"])), (kgv["association"], decimal(e["association"])),
                     ]))
         elif kind == "venue":
             groups.append((s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], L(d["label"]))]))
@@ -275,6 +292,7 @@ def _jsonld(groups: list[tuple[Any, list[tuple[Any, Any]]]], names: dict[str, st
         return found
 
     rdf_type, integer, string = str(RDF.type), str(XSD.integer), str(XSD.string)
+    string_type = ox.NamedNode(string)
 
     def value(o) -> Any:
         if isinstance(o, ox.NamedNode):
@@ -288,15 +306,35 @@ def _jsonld(groups: list[tuple[Any, list[tuple[Any, Any]]]], names: dict[str, st
             return int(o.value)
         return {"@value": o.value, "@type": compact(dt)}
 
-    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+    # IRIs and typed literals repeat (concepts, ranks, scores): their JSON values are made once
+    # per term (the encoder only reads them); plain strings are read as they come.
+    known: dict[Any, Any] = {}
+    keys: dict[Any, str | None] = {}  # predicate -> its key, None for rdf:type
+
+    def value_of(o) -> Any:
+        if isinstance(o, ox.Literal) and not o.language and o.datatype == string_type:
+            return o.value
+        found = known.get(o)
+        if found is None:
+            found = value(o)
+            if len(known) < 500_000:
+                known[o] = found
+        return found
+
+    from kg.graph import json_encoder
+
+    encode = json_encoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     lines = []
     for s, about in groups:
         node: dict[str, Any] = {"@id": compact(s.value)}
         for p, o in about:
-            if p.value == rdf_type:
+            if p not in keys:
+                keys[p] = None if p.value == rdf_type else compact(p.value)
+            key = keys[p]
+            if key is None:
                 node.setdefault("@type", []).append(compact(o.value))
             else:
-                node.setdefault(compact(p.value), []).append(value(o))
+                node.setdefault(key, []).append(value_of(o))
         lines.append(encode(node))
     head = encode({"@context": dict(sorted(names.items()))})
     return (head[:-1] + ',"@graph":[\n' + ",\n".join(lines) + "\n]}\n").encode("utf-8")

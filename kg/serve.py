@@ -72,7 +72,7 @@ from kg.errors import InputError, KGError, OutputError, QueryError
 
 __all__ = [
     "DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_TIMEOUT", "Server", "StoreInfo", "canned_queries", "main",
-    "oxigraph_binary", "prepare_store", "serve_command", "start_server", "substitute",
+    "StoreLoad", "oxigraph_binary", "prepare_store", "serve_command", "start_server", "substitute",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
@@ -199,6 +199,96 @@ def _load(exe: str, nt: Path, folder: Path) -> int:
     return triples
 
 
+def _same_library(version: str) -> bool:
+    """Whether pyoxigraph in this process is the Oxigraph of the ``oxigraph`` program (*version*,
+    as ``oxigraph --version`` says it), so that a store it writes is the one the program reads."""
+    import pyoxigraph as ox
+
+    return version.split()[-1:] == [ox.__version__]
+
+
+def _load_in_process(folder: Path, *, nt: Path | None = None, data: bytes | None = None) -> int:
+    """Load N-Triples (the file *nt*, or the bytes *data* of one written by Oxigraph: one triple a
+    line) into a new store at *folder*/data with pyoxigraph's bulk loader; the triple count.
+
+    The bulk loader runs outside the GIL, so other threads go on meanwhile."""
+    import pyoxigraph as ox
+
+    where = nt or folder
+    try:
+        store = ox.Store(str(folder / "data"))
+        if data is not None:
+            store.bulk_load(data, format=ox.RdfFormat.N_TRIPLES)
+        else:
+            store.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
+        store.flush()
+        triples = len(store)
+        del store  # closes it
+    except (OSError, SyntaxError, ValueError) as e:
+        raise OutputError(f"{where}: oxigraph could not load it ({e})") from e
+    expected = data.count(b"\n") if data is not None else _count_statements(nt)
+    if triples != expected:
+        raise OutputError(f"{where}: {expected} triples, but the store holds {triples}; the store was not replaced")
+    return triples
+
+
+def _new_store_folder(folder: Path) -> tuple[Path, int]:
+    """A temporary folder for a new store beside ``store/``, and a descriptor holding an exclusive
+    ``flock`` on it (so that `_remove_stale` leaves a folder that is being loaded alone)."""
+    import fcntl
+
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".store-", suffix=".tmp", dir=folder))
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o777 & ~mask)
+        fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as e:
+        raise OutputError(f"{folder}: cannot write the store ({e.strerror or e})") from e
+    return tmp, fd
+
+
+def _remove_stale(folder: Path) -> None:
+    """Remove the temporary store folders an interrupted reload left behind (not one being loaded)."""
+    import fcntl
+
+    for stale in folder.glob(".store-*"):
+        try:
+            fd = os.open(stale, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # another process is loading it
+        finally:
+            os.close(fd)
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _install(folder: Path, tmp: Path, source: dict, triples: int) -> None:
+    """Record what the new store at *tmp* was loaded from and rename it to ``folder/store``."""
+    store = folder / STORE
+    try:
+        (tmp / _SOURCE).write_text(json.dumps(source | {"triples": triples}, indent=1) + "\n", encoding="utf-8")
+        old = None
+        if store.exists() or store.is_symlink():
+            old = folder / f".store-old-{os.getpid()}-{time.monotonic_ns()}"
+            os.rename(store, old)
+        os.rename(tmp, store)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError as e:
+        raise OutputError(f"{store}: cannot write the store ({e.strerror or e})") from e
+
+
+def _exclusive(lock: _FolderLock, folder: Path) -> None:
+    if not lock.try_exclusive():
+        raise OutputError(f"{folder}: another `kg serve` is serving its store and graph.nt has changed since; "
+                          "stop that server first")
+
+
 def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | None = None, log: Log = _quiet,
                   _lock: _FolderLock | None = None) -> StoreInfo:
     """The on-disk Oxigraph store of the build in *graph_dir*, (re)loaded from its ``graph.nt`` if needed.
@@ -212,7 +302,8 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
     if not nt.is_file():
         raise InputError(f"{nt}: no such file; run `kg build --out {folder}` first, or pass --graph")
     exe = oxigraph or oxigraph_binary()
-    source = _graph_source(nt, _oxigraph_version(exe))
+    version = _oxigraph_version(exe)
+    source = _graph_source(nt, version)
     store = folder / STORE
     lock = _lock or _FolderLock(folder)
     try:
@@ -220,36 +311,19 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
         triples = _fresh(store, source)
         if triples is not None:
             return StoreInfo(store / "data", triples, False)
-        if not lock.try_exclusive():
-            raise OutputError(f"{folder}: another `kg serve` is serving its store and graph.nt has changed since; "
-                              "stop that server first")
+        _exclusive(lock, folder)
         try:
             triples = _fresh(store, source)  # someone may have reloaded it meanwhile
             if triples is not None:
                 return StoreInfo(store / "data", triples, False)
             log(f"loading {nt} into {store}/")
-            for stale in folder.glob(".store-*"):  # left by an interrupted reload
-                shutil.rmtree(stale, ignore_errors=True)
+            _remove_stale(folder)
+            tmp, fd = _new_store_folder(folder)
             try:
-                tmp = Path(tempfile.mkdtemp(prefix=".store-", suffix=".tmp", dir=folder))
-                mask = os.umask(0)
-                os.umask(mask)
-                os.chmod(tmp, 0o777 & ~mask)
-            except OSError as e:
-                raise OutputError(f"{folder}: cannot write the store ({e.strerror or e})") from e
-            try:
-                triples = _load(exe, nt, tmp)
-                (tmp / _SOURCE).write_text(json.dumps(source | {"triples": triples}, indent=1) + "\n", encoding="utf-8")
-                old = None
-                if store.exists() or store.is_symlink():
-                    old = folder / f".store-old-{os.getpid()}-{time.monotonic_ns()}"
-                    os.rename(store, old)
-                os.rename(tmp, store)
-                if old is not None:
-                    shutil.rmtree(old, ignore_errors=True)
-            except OSError as e:
-                raise OutputError(f"{store}: cannot write the store ({e.strerror or e})") from e
+                triples = _load_in_process(tmp, nt=nt) if _same_library(version) else _load(exe, nt, tmp)
+                _install(folder, tmp, source, triples)
             finally:
+                os.close(fd)
                 if tmp.exists():
                     shutil.rmtree(tmp, ignore_errors=True)
             return StoreInfo(store / "data", triples, True)
@@ -258,6 +332,76 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
     finally:
         if _lock is None:
             lock.close()
+
+
+class StoreLoad:
+    """The store of a build being loaded while the build writes its other outputs: `kg build`
+    starts it from the N-Triples bytes it has just made (`start`), in a thread (pyoxigraph's bulk
+    loader runs outside the GIL), into a temporary folder; `finish`, once ``graph.nt`` is written,
+    records that file's size and mtime (the freshness marker `prepare_store` and
+    `kg.sparql.persistent_store` check) and renames the store into place, as `prepare_store` would.
+    `discard` drops it (a failed build). When pyoxigraph is not the ``oxigraph`` program's version,
+    `finish` falls back to `prepare_store`.
+    """
+
+    def __init__(self, graph_dir: str | os.PathLike, nt: bytes, *, oxigraph: str | None = None) -> None:
+        self.folder = Path(graph_dir)
+        self.exe = oxigraph or oxigraph_binary()
+        self.version = _oxigraph_version(self.exe)
+        self._tmp: Path | None = None
+        self._fd: int | None = None
+        self._result: list = []
+        self._thread: threading.Thread | None = None
+        if not _same_library(self.version):
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"{self.folder}: cannot create the output folder ({e.strerror})") from e
+        self._tmp, self._fd = _new_store_folder(self.folder)
+
+        def run() -> None:
+            try:
+                self._result.append(_load_in_process(self._tmp, data=nt))
+            except BaseException as e:  # handed to finish()
+                self._result.append(e)
+
+        self._thread = threading.Thread(target=run, name="kg-store-load", daemon=True)
+        self._thread.start()
+
+    def finish(self) -> StoreInfo:
+        if self._thread is None:
+            return prepare_store(self.folder, oxigraph=self.exe)
+        self._thread.join()
+        try:
+            outcome = self._result[0]
+            if isinstance(outcome, BaseException):
+                raise outcome
+            nt = self.folder / "graph.nt"
+            source = _graph_source(nt, self.version)
+            lock = _FolderLock(self.folder)
+            try:
+                lock.shared()
+                _exclusive(lock, self.folder)
+                _install(self.folder, self._tmp, source, outcome)
+            finally:
+                lock.close()
+            return StoreInfo(self.folder / STORE / "data", outcome, True)
+        finally:
+            self._cleanup()
+
+    def discard(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._tmp is not None and self._tmp.exists():
+            shutil.rmtree(self._tmp, ignore_errors=True)
+        self._thread = None
 
 
 # --------------------------------------------------------------------------------------------
