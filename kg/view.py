@@ -18,7 +18,8 @@ browser with the same look.
   diamonds. Every node is sized by its degree in the drawn graph.
 * ``subject`` edges (paper - concept), width by score; ``venue`` edges (paper - venue),
   dashed; ``broader`` links (a concept's ``broader`` attribute), dotted arrows. ``cooccurs`` edges (concept - concept) are left out: they repeat what the shared
-  papers already show and would clutter the picture. Nodes of any other kind are left out.
+  papers already show and would clutter the picture; those that make two concepts ``related`` (skos:related) are
+  drawn, long-dashed, with their evidence on hover. Nodes of any other kind are left out.
 
 Hover texts are plain text end to end: Python puts them in the JSON data unescaped, the
 JSON is embedded with ``<``, ``>`` and ``&`` written as ``\\u003c``-style escapes (so no
@@ -56,7 +57,8 @@ _STYLE: dict[str, dict[str, str]] = {
     "venue": {"shape": "diamond", "color": "#59a14f", "border": "#356b2f"},
 }
 _KIND_ORDER = {"paper": 0, "concept": 1, "venue": 2}
-_EDGE_TARGET = {"subject": "concept", "venue": "venue"}  # drawn edge kind -> the paper's other end
+_EDGE_TARGET = {"subject": "concept", "venue": "venue"}
+_RELATED_COLOR = "#8e44ad"  # drawn edge kind -> the paper's other end
 _SUBJECT_COLOR = "#9aa5b1"
 _ABSTRACT_CHARS = 300
 # Above MAX_DRAWN drawable nodes the page draws a bounded part (MAX_CONCEPTS concepts with the
@@ -228,6 +230,10 @@ def _drawn_edges(G: nx.Graph, kinds: dict[Any, Any]) -> list[tuple[Any, Any, dic
     concepts (narrower first), in a fixed order."""
     out = []
     for u, v, d in G.edges(data=True):
+        if d.get("kind") == "cooccurs" and d.get("related") and kinds.get(u) == kinds.get(v) == "concept":
+            out.append((min(u, v, key=str), max(u, v, key=str), {"kind": "related", "count": d.get("count"),
+                                                                  "association": d.get("association")}))
+            continue
         if d.get("kind") not in _EDGE_TARGET:
             continue
         if kinds.get(u) != "paper":
@@ -304,6 +310,9 @@ def _edge_options(G: nx.Graph, paper: Any, other: Any, d: dict[str, Any]) -> dic
     if d.get("kind") == "broader":
         return {"color": {"color": _STYLE["concept"]["color"], "opacity": 0.7}, "dashes": [2, 4],
                 "width": 1.5, "arrows": "to", "title": f"{a}\nnarrower than {b}"}
+    if d.get("kind") == "related":
+        return {"color": {"color": _RELATED_COLOR, "opacity": 0.7}, "dashes": [8, 4], "width": 1.5,
+                "title": f"{a}\nrelated to {b}\n{d.get('count')} papers share both (association {d.get('association')})"}
     if d.get("kind") == "venue":
         year = d.get("year")
         tip = f"{a}\npublished at {b}" + (f" ({year})" if year is not None else "")
@@ -437,6 +446,7 @@ _CSS = """html, body { margin: 0; height: 100%; font-family: system-ui, sans-ser
 .kg-line { display: inline-block; width: 22px; flex: none; border-top: 2px solid """ + _SUBJECT_COLOR + """; }
 .kg-line.kg-dash { border-top: 2px dashed """ + _STYLE["venue"]["color"] + """; }
 .kg-line.kg-dot { border-top: 2px dotted """ + _STYLE["concept"]["color"] + """; }
+.kg-line.kg-rel { border-top: 2px dashed """ + _RELATED_COLOR + """; }
 .kg-tip { white-space: normal; max-width: 28em; font-family: system-ui, sans-serif; font-size: 13px; }
 .kg-tip strong { display: block; margin-bottom: 2px; }
 #kg-legend:has(#kg-search) { max-width: 26em; max-height: calc(100vh - 40px); overflow-y: auto; }
@@ -707,6 +717,7 @@ def _page(title: str, data_json: str, counts: dict[str, int], *, totals: dict[st
 {items}<li><span class="kg-line"></span>paper &ndash; concept (thicker: closer match)</li>
 <li><span class="kg-line kg-dash"></span>paper &ndash; venue</li>
 <li><span class="kg-line kg-dot"></span>concept &rarr; broader concept</li>
+<li><span class="kg-line kg-rel"></span>concept &ndash; related concept (papers share both)</li>
 </ul>
 <p>Size: number of links. Hover a node or a link for details; drag to pan, scroll to zoom.</p>
 {search}</div>

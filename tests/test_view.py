@@ -60,11 +60,12 @@ def _graph() -> nx.Graph:
     G.add_edge("paper:p000000000000001", "venue:icml", kind="venue", year=2026)
     G.add_edge("paper:p000000000000002", "venue:icml", kind="venue", year=2025)
     G.add_edge("concept:federated-learning", "concept:adversarial-training", kind="cooccurs", count=1)
+    G.add_edge("concept:federated-learning", "concept:graphs", kind="cooccurs", count=2, association=0.8165, related=True)
     return G
 
 
 N_DRAWN_NODES = 8  # 3 papers + 4 concepts + 1 venue
-N_DRAWN_EDGES = 7  # 5 subject + 2 venue; the cooccurs edge is left out
+N_DRAWN_EDGES = 8  # 5 subject + 2 venue + 1 related; the plain cooccurs edge is left out
 
 
 class _ScriptParser(HTMLParser):
@@ -164,6 +165,10 @@ def test_drawn_nodes_edges_and_tooltips() -> None:
     assert concept_tip == ["federated learning", "also: FL, federated training", "2 papers"]
     assert data["options"]["layout"]["randomSeed"] == 42
     assert data["options"]["physics"]["stabilization"]["iterations"] == 200
+    related = [e for e in data["edges"] if "related to" in e.get("title", "")]
+    assert len(related) == 1 and {related[0]["from"], related[0]["to"]} == {"concept:federated-learning", "concept:graphs"}
+    assert related[0]["title"].endswith("2 papers share both (association 0.8165)")
+    assert not any({e["from"], e["to"]} == {"concept:federated-learning", "concept:adversarial-training"} for e in data["edges"])
 
 
 def test_empty_graph_renders() -> None:
