@@ -27,20 +27,14 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from kg.embed import file_sha256
+
 __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "read_manifest", "write_manifest",
            "forget_manifest"]
 
 MANIFEST = "manifest.json"
 FORMAT = 2  # the outputs' format version: bump it when kg writes any output differently
 _LIBRARIES = ("networkx", "pyoxigraph", "pyvis", "rdflib")
-
-
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def code_digest() -> str:
@@ -67,7 +61,7 @@ def build_key(inputs: Sequence[tuple[str, Path]], *, fingerprint: str, base: str
     """The key of a build of *inputs* ((name as reported, path) pairs, in reading order)."""
     payload = {
         "format": FORMAT,
-        "inputs": [[name, _file_digest(path)] for name, path in inputs],
+        "inputs": [[name, file_sha256(path)] for name, path in inputs],
         "fingerprint": fingerprint,
         "base": base,
         "kg": kg_version,
@@ -99,7 +93,7 @@ def outputs_intact(manifest: Mapping, out: Path, names: Sequence[str], *, verify
             return False
         if not isinstance(entry, dict) or entry.get("size") != st.st_size or entry.get("mtime_ns") != st.st_mtime_ns:
             return False
-        if verify and entry.get("sha256") != _file_digest(out / name):
+        if verify and entry.get("sha256") != file_sha256(out / name):
             return False
     return True
 

@@ -21,7 +21,7 @@ import networkx as nx
 
 from kg.concepts import merge_concepts
 from kg.errors import OutputError
-from kg.extract import PaperKeyphrases, Settings, extract_keyphrases
+from kg.extract import PaperKeyphrases, Settings
 from kg.graph import build_graph, concept_node, graph_stats, graph_to_json, paper_node
 from kg.labels import paper_label
 from kg.manifest import build_key, forget_manifest, outputs_intact, read_manifest, write_manifest
