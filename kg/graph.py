@@ -19,7 +19,7 @@ from kg.concepts import ConceptIndex
 from kg.extract import PaperKeyphrases
 from kg.sources import Paper, Source
 
-__all__ = ["build_graph", "graph_stats", "load_graph", "graph_to_json", "paper_node", "concept_node", "venue_node", "top_concepts"]
+__all__ = ["build_graph", "graph_stats", "load_graph", "graph_to_json", "write_graph_json", "paper_node", "concept_node", "venue_node", "top_concepts"]
 
 
 def paper_node(paper_id: str) -> str:
@@ -245,19 +245,35 @@ def json_encoder(**options):
 
 def graph_to_json(G: nx.Graph) -> str:
     """Node-link JSON, nodes and links in a fixed order, one node or link a line."""
-    # What nx.node_link_data(G, edges="links") gives, written a node or link at a time
-    # rather than copied whole first (a 10,000-paper graph has ~600,000 links).
+    import io
+
+    buffer = io.BytesIO()
+    write_graph_json(G, buffer)
+    return buffer.getvalue().decode("utf-8")
+
+
+def write_graph_json(G: nx.Graph, f) -> None:
+    """Write `graph_to_json` of *G* (UTF-8) to the binary file *f*, a node or link at a time."""
+    # What nx.node_link_data(G, edges="links") gives, written a node or link at a time rather
+    # than copied whole first: a 10,000-paper graph has ~600,000 links, and their text at once
+    # took over 1 GiB. Only the links' order is held (three references each).
     encode = json_encoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
-    nodes = [encode({**d, "id": n}) for n, d in sorted(G.nodes(data=True), key=lambda x: x[0])]
-    links = [(u, v, encode({**d, "source": u, "target": v})) for u, v, d in G.edges(data=True)]
-    links.sort(key=lambda e: (e[0], e[1]))
 
-    def block(lines: list[str]) -> str:
-        return "[\n" + ",\n".join(lines) + "\n]" if lines else "[]"
+    def block(key: str, items) -> None:
+        f.write(f"{encode(key)}: ".encode("utf-8"))
+        first = True
+        for item in items:
+            f.write(((",\n" if not first else "[\n") + encode(item)).encode("utf-8"))
+            first = False
+        f.write(b"[]" if first else b"\n]")
 
-    parts = {"directed": encode(G.is_directed()), "graph": encode(G.graph), "links": block([e[2] for e in links]),
-             "multigraph": encode(G.is_multigraph()), "nodes": block(nodes)}
-    return "{\n" + ",\n".join(f"{encode(k)}: {v}" for k, v in parts.items()) + "\n}\n"
+    links = sorted(G.edges(data=True), key=lambda e: (e[0], e[1]))
+    f.write(f"{{\n{encode('directed')}: {encode(G.is_directed())},\n{encode('graph')}: {encode(G.graph)},\n".encode("utf-8"))
+    block("links", ({**d, "source": u, "target": v} for u, v, d in links))
+    del links
+    f.write(f",\n{encode('multigraph')}: {encode(G.is_multigraph())},\n".encode("utf-8"))
+    block("nodes", ({**d, "id": n} for n, d in sorted(G.nodes(data=True), key=lambda x: x[0])))
+    f.write(b"\n}\n")
 
 
 def load_graph(path: str | Path) -> nx.Graph:

@@ -106,12 +106,12 @@ def forget_manifest(cache: Path) -> None:
         pass
 
 
-def write_manifest(cache: Path, key: str, out: Path, contents: Mapping[str, bytes], extra: Mapping[str, object]) -> None:
-    """Record *key* and the output files just written from *contents* (name -> bytes) in *out*."""
+def write_manifest(cache: Path, key: str, out: Path, sha256: Mapping[str, str], extra: Mapping[str, object]) -> None:
+    """Record *key* and the output files just written in *out* (name -> SHA-256 hex digest of its bytes)."""
     outputs = {}
-    for name, data in contents.items():
+    for name, digest in sha256.items():
         st = (out / name).stat()
-        outputs[name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": hashlib.sha256(data).hexdigest()}
+        outputs[name] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
     text = json.dumps({"key": key, "outputs": outputs, **extra}, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
     cache.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=cache)

@@ -8,11 +8,14 @@ outputs whole.
 from __future__ import annotations
 
 import gc
+import hashlib
+import io
 import json
 import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -22,7 +25,7 @@ import networkx as nx
 from kg.concepts import merge_concepts
 from kg.errors import OutputError
 from kg.extract import PaperKeyphrases, Settings
-from kg.graph import build_graph, concept_node, graph_stats, graph_to_json, paper_node
+from kg.graph import build_graph, concept_node, graph_stats, paper_node, write_graph_json
 from kg.labels import paper_label
 from kg.manifest import build_key, forget_manifest, outputs_intact, read_manifest, write_manifest
 from kg.sources import Diagnostic, Paper, ReadReport, read_papers
@@ -92,54 +95,119 @@ def _umask() -> int:
     return mask
 
 
-def _atomic_write_all(out: Path, contents: dict[str, str | bytes]) -> list[Path]:
-    """Write every file (text as UTF-8, or bytes) to a temporary name, then rename them all into place."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(f"{out}: cannot create the output folder ({e.strerror})") from e
-    for name in contents:  # temporary files a killed build left behind
-        for stale in out.glob(f".{name}.*.tmp"):
-            stale.unlink(missing_ok=True)
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for name, text in contents.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
-            staged.append((Path(tmp), out / name))
-            with os.fdopen(fd, "wb") as f:
-                f.write(text if isinstance(text, bytes) else text.encode("utf-8"))
-                f.flush()
-                os.fsync(f.fileno())
+class _Hashing:
+    """A binary file that keeps the SHA-256 of what is written to it (for the manifest)."""
+
+    def __init__(self, f) -> None:
+        self._f = f
+        self.sha256 = hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.sha256.update(data)
+        return self._f.write(data)
+
+    def flush(self) -> None:
+        self._f.flush()
+
+
+class _Staging:
+    """The output files of a build, each written to a temporary name in *out* as soon as it is
+    made (so that no two are held in memory at once), then renamed into place together by
+    `commit`; `discard` removes what was written. A failed build leaves the previous outputs whole."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"{self.out}: cannot create the output folder ({e.strerror})") from e
+        for name in OUTPUT_FILES:  # temporary files a killed build left behind
+            for stale in self.out.glob(f".{name}.*.tmp"):
+                stale.unlink(missing_ok=True)
+        self._staged: dict[str, Path] = {}
+        self.sha256: dict[str, str] = {}  # name -> hex digest of each file written
+
+    @contextmanager
+    def open(self, name: str):
+        """A binary file to write the output *name* to; it is synced to disk when the block ends."""
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.out)
+            self._staged[name] = Path(tmp)
+            with os.fdopen(fd, "wb", buffering=1 << 20) as raw:
+                f = _Hashing(raw)
+                yield f
+                raw.flush()
+                os.fsync(raw.fileno())
             os.chmod(tmp, 0o666 & ~_umask())
-        for tmp, final in staged:
-            os.replace(tmp, final)
-    except OSError as e:
-        raise OutputError(f"{out}: cannot write the outputs ({e.strerror or e}); the previous outputs are unchanged") from e
-    finally:
-        for tmp, _ in staged:
-            if tmp.exists():
-                tmp.unlink()
-    return [final for _, final in staged]
+        except OSError as e:
+            raise OutputError(f"{self.out}: cannot write the outputs ({e.strerror or e}); the previous outputs are unchanged") from e
+        self.sha256[name] = f.sha256.hexdigest()
+
+    def path(self, name: str) -> Path:
+        """Where the output *name* was written, until `commit`."""
+        return self._staged[name]
+
+    def commit(self) -> list[Path]:
+        """Rename every written file into place; their final paths, in `OUTPUT_FILES` order."""
+        names = [name for name in OUTPUT_FILES if name in self._staged]
+        try:
+            for name in names:
+                os.replace(self._staged[name], self.out / name)
+        except OSError as e:
+            raise OutputError(f"{self.out}: cannot write the outputs ({e.strerror or e}); the previous outputs are unchanged") from e
+        finally:
+            self.discard()
+        return [self.out / name for name in names]
+
+    def discard(self) -> None:
+        for tmp in self._staged.values():
+            tmp.unlink(missing_ok=True)
+        self._staged.clear()
 
 
-def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg",
-                   rdf: dict[str, bytes] | None = None) -> dict[str, bytes]:
-    """The bytes of every output file of a build, by file name (`OUTPUT_FILES`); *rdf* is
-    `kg.rdf.rdf_files` of *G* when already made."""
-    from kg.rdf import rdf_files
+def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg",
+                  rdf_written: Callable[[], None] | None = None) -> None:
+    """Write every output file of a build, one at a time, each to the binary file that
+    ``open_output(name)`` (a context manager) gives; *rdf_written* is called once the RDF files are."""
+    from kg.rdf import write_rdf
     from kg.view import render_html
 
-    contents: dict[str, bytes] = dict(rdf if rdf is not None else rdf_files(G, base=base))
-    contents["graph.html"] = render_html(G, title=title).encode("utf-8")
-    contents["keyphrases.jsonl"] = "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records).encode("utf-8")
-    contents["graph.json"] = graph_to_json(G).encode("utf-8")
-    contents["stats.json"] = (json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    write_rdf(G, open_output, base=base)
+    if rdf_written is not None:
+        rdf_written()
+    with open_output("graph.html") as f:
+        f.write(render_html(G, title=title).encode("utf-8"))
+    with open_output("keyphrases.jsonl") as f:
+        for r in records:
+            f.write((json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
+    with open_output("graph.json") as f:
+        write_graph_json(G, f)
+    with open_output("stats.json") as f:
+        f.write((json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> dict[str, bytes]:
+    """The bytes of every output file of a build, by file name (`OUTPUT_FILES`)."""
+    contents: dict[str, bytes] = {}
+
+    @contextmanager
+    def open_output(name: str):
+        buffer = io.BytesIO()
+        yield buffer
+        contents[name] = buffer.getvalue()
+
+    _emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title)
     return {name: contents[name] for name in OUTPUT_FILES}
 
 
 def write_outputs(G: nx.Graph, out: Path, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> list[Path]:
-    """Every output file of a build, written atomically into *out*."""
-    return _atomic_write_all(Path(out), render_outputs(G, records=records, stats=stats, base=base, title=title))
+    """Every output file of a build, written atomically into *out*, one file in memory at a time."""
+    staging = _Staging(Path(out))
+    try:
+        _emit_outputs(G, staging.open, records=records, stats=stats, base=base, title=title)
+        return staging.commit()
+    finally:
+        staging.discard()
 
 
 def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, use_cache, out, executor="local"):
@@ -303,26 +371,31 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         "settings": metadata["settings"],
     }
     records = keyphrase_records(G, papers, found, index.assignment)
-    from kg.rdf import rdf_files
-
-    rdf = rdf_files(G, base=base)
+    del found, index, concepts  # the graph holds what the outputs need
+    staging = _Staging(Path(out))
     loading = None
-    if store:  # the on-disk Oxigraph store that kg query and kg serve read, loaded while the rest is written
-        from kg.serve import StoreLoad
 
-        loading = StoreLoad(out, rdf["graph.nt"])
+    def rdf_written() -> None:  # the on-disk Oxigraph store that kg query and kg serve read,
+        nonlocal loading  # loaded from graph.nt while the other outputs are written
+        if store:
+            from kg.serve import StoreLoad
+
+            loading = StoreLoad(out, staging.path("graph.nt"))
+
     try:
-        contents = render_outputs(G, records=records, stats=stats, base=base, rdf=rdf)
-        del rdf
+        _emit_outputs(G, staging.open, records=records, stats=stats, base=base, rdf_written=rdf_written)
+        del records
         cache_dir = Path(out) / ".cache"
         if key is not None:
             forget_manifest(cache_dir)  # a build stopped halfway leaves no manifest to trust
-        files = _atomic_write_all(Path(out), contents)
+        if loading is not None:
+            loading.wait()  # it reads graph.nt's temporary file
+        files = staging.commit()
         if key is not None:
             built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
-            write_manifest(cache_dir, key, Path(out), contents, {"warnings": built})
-        del contents
+            write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
     except BaseException:
+        staging.discard()
         if loading is not None:
             loading.discard()
         raise

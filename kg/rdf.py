@@ -21,7 +21,7 @@ from rdflib.namespace import DCTERMS, PROV, SDO, SKOS, DefinedNamespace
 
 from kg.errors import KGError
 
-__all__ = ["DEFAULT_BASE", "KGV", "to_rdf", "serialize", "FORMATS", "check_base", "statements", "rdf_files", "prefixes"]
+__all__ = ["DEFAULT_BASE", "KGV", "to_rdf", "serialize", "FORMATS", "check_base", "statements", "rdf_files", "write_rdf", "prefixes"]
 
 DEFAULT_BASE = "https://example.org/kg/"
 FORMATS = {"graph.ttl": "turtle", "graph.nt": "nt", "graph.jsonld": "json-ld"}
@@ -242,6 +242,25 @@ def rdf_files(G: nx.Graph, *, base: str | None = None) -> dict[str, bytes]:
     """The text (UTF-8) of each RDF output file of *G*: ``graph.ttl``, ``graph.nt`` and
     ``graph.jsonld``, written by Oxigraph's serializers (and kg's compact JSON-LD) from
     `statements`, without building an rdflib graph. The same graph gives the same bytes."""
+    import io
+    from contextlib import contextmanager
+
+    out: dict[str, bytes] = {}
+
+    @contextmanager
+    def open_output(name: str):
+        buffer = io.BytesIO()
+        yield buffer
+        out[name] = buffer.getvalue()
+
+    write_rdf(G, open_output, base=base)
+    return {name: out[name] for name in FORMATS}
+
+
+def write_rdf(G: nx.Graph, open_output, *, base: str | None = None) -> None:
+    """Write each RDF output file of *G* (`rdf_files`), one after the other in `FORMATS` order,
+    to the binary file that ``open_output(name)`` (a context manager) gives: no file's text is
+    held whole in memory (at 10,000 papers the three come to ~400 MB)."""
     import pyoxigraph as ox
 
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
@@ -251,28 +270,62 @@ def rdf_files(G: nx.Graph, *, base: str | None = None) -> dict[str, bytes]:
     def triples():  # made afresh for each format: a list of them all would double the memory
         return (ox.Triple(s, p, o) for s, about in groups for p, o in about)
 
-    out = {
-        "graph.ttl": _turtle(triples(), names),
-        "graph.nt": ox.serialize(triples(), format=ox.RdfFormat.N_TRIPLES),
+    writers = {
+        "graph.ttl": lambda f: _turtle(triples(), names, f),
+        "graph.nt": lambda f: ox.serialize(triples(), _Output(f), format=ox.RdfFormat.N_TRIPLES),
+        "graph.jsonld": lambda f: _jsonld(groups, names, f),
     }
-    out["graph.jsonld"] = _jsonld(groups, names)
-    return {name: out[name] for name in FORMATS}
+    for name in FORMATS:
+        with open_output(name) as f:
+            writers[name](f)
 
 
-def _turtle(triples, names: dict[str, str]) -> bytes:
-    """Turtle of *triples* by Oxigraph, its ``@prefix`` lines in name order (Oxigraph's own
-    order is that of a hash map)."""
+class _Output:
+    """A binary file as pyoxigraph's serializers write to it (``write`` and ``flush``)."""
+
+    def __init__(self, f) -> None:
+        self.write = f.write
+
+    def flush(self) -> None:  # the caller flushes the file when it is done
+        pass
+
+
+class _SortedHead(_Output):
+    """Writes to *f* what Oxigraph's Turtle serializer gives, its first *lines* lines (the
+    ``@prefix`` lines) sorted and followed by an empty line, the rest as it comes."""
+
+    def __init__(self, f, lines: int) -> None:
+        self._f, self._lines, self._head, self._done = f, lines, b"", False
+        self.write = self._buffer
+
+    def _buffer(self, data) -> int:
+        self._head += bytes(data)
+        if self._head.count(b"\n") >= self._lines:
+            self.close()
+        return len(data)
+
+    def close(self) -> None:
+        if self._done:
+            return
+        *head, body = self._head.split(b"\n", self._lines)
+        if not all(line.startswith(b"@prefix ") for line in head):
+            raise KGError("unexpected Turtle from pyoxigraph: the @prefix lines do not come first")
+        self._f.write(b"".join(line + b"\n" for line in sorted(head)) + b"\n" + body)
+        self.write, self._done = self._f.write, True
+
+
+def _turtle(triples, names: dict[str, str], f) -> None:
+    """Write Turtle of *triples* by Oxigraph to *f*, its ``@prefix`` lines in name order
+    (Oxigraph's own order is that of a hash map)."""
     import pyoxigraph as ox
 
-    text = ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes=names)
-    *head, body = text.split(b"\n", len(names))
-    if not all(line.startswith(b"@prefix ") for line in head):
-        raise KGError("unexpected Turtle from pyoxigraph: the @prefix lines do not come first")
-    return b"".join(line + b"\n" for line in sorted(head)) + b"\n" + body
+    out = _SortedHead(f, len(names))
+    ox.serialize(triples, out, format=ox.RdfFormat.TURTLE, prefixes=names)
+    out.close()
 
 
-def _jsonld(groups: list[tuple[Any, list[tuple[Any, Any]]]], names: dict[str, str]) -> bytes:
-    """Compact JSON-LD of the statement *groups*: a ``@context`` of the *names* prefixes and one
+def _jsonld(groups: list[tuple[Any, list[tuple[Any, Any]]]], names: dict[str, str], f) -> None:
+    """Write to *f* compact JSON-LD of the statement *groups*: a ``@context`` of the *names* prefixes and one
     node object a line in ``@graph``. Integers are JSON numbers; other typed literals say their type."""
     import pyoxigraph as ox
 
@@ -324,7 +377,9 @@ def _jsonld(groups: list[tuple[Any, list[tuple[Any, Any]]]], names: dict[str, st
     from kg.graph import json_encoder
 
     encode = json_encoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    lines = []
+    head = encode({"@context": dict(sorted(names.items()))})
+    f.write((head[:-1] + ',"@graph":[').encode("utf-8"))
+    separator = "\n"
     for s, about in groups:
         node: dict[str, Any] = {"@id": compact(s.value)}
         for p, o in about:
@@ -335,9 +390,9 @@ def _jsonld(groups: list[tuple[Any, list[tuple[Any, Any]]]], names: dict[str, st
                 node.setdefault("@type", []).append(compact(o.value))
             else:
                 node.setdefault(key, []).append(value_of(o))
-        lines.append(encode(node))
-    head = encode({"@context": dict(sorted(names.items()))})
-    return (head[:-1] + ',"@graph":[\n' + ",\n".join(lines) + "\n]}\n").encode("utf-8")
+        f.write((separator + encode(node)).encode("utf-8"))
+        separator = ",\n"
+    f.write(b"\n\n]}\n" if separator == "\n" else b"\n]}\n")
 
 
 def serialize(g: Graph, fmt: str) -> str:

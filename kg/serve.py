@@ -336,15 +336,16 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
 
 class StoreLoad:
     """The store of a build being loaded while the build writes its other outputs: `kg build`
-    starts it from the N-Triples bytes it has just made (`start`), in a thread (pyoxigraph's bulk
-    loader runs outside the GIL), into a temporary folder; `finish`, once ``graph.nt`` is written,
+    starts it from the N-Triples file it has just written (*nt*, which must stay in place until
+    `wait` returns), in a thread (pyoxigraph's bulk loader runs outside the GIL),
+    into a temporary folder; `finish`, once ``graph.nt`` is written,
     records that file's size and mtime (the freshness marker `prepare_store` and
     `kg.sparql.persistent_store` check) and renames the store into place, as `prepare_store` would.
     `discard` drops it (a failed build). When pyoxigraph is not the ``oxigraph`` program's version,
     `finish` falls back to `prepare_store`.
     """
 
-    def __init__(self, graph_dir: str | os.PathLike, nt: bytes, *, oxigraph: str | None = None) -> None:
+    def __init__(self, graph_dir: str | os.PathLike, nt: str | os.PathLike, *, oxigraph: str | None = None) -> None:
         self.folder = Path(graph_dir)
         self.exe = oxigraph or oxigraph_binary()
         self.version = _oxigraph_version(self.exe)
@@ -362,12 +363,17 @@ class StoreLoad:
 
         def run() -> None:
             try:
-                self._result.append(_load_in_process(self._tmp, data=nt))
+                self._result.append(_load_in_process(self._tmp, nt=Path(nt)))
             except BaseException as e:  # handed to finish()
                 self._result.append(e)
 
         self._thread = threading.Thread(target=run, name="kg-store-load", daemon=True)
         self._thread.start()
+
+    def wait(self) -> None:
+        """Wait until the N-Triples are read (the load is done)."""
+        if self._thread is not None:
+            self._thread.join()
 
     def finish(self) -> StoreInfo:
         if self._thread is None:

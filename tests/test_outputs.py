@@ -1,5 +1,6 @@
 """Outputs are written atomically and survive a failed build (fast: the test embedder)."""
 
+import hashlib
 import json
 
 import pytest
@@ -111,3 +112,21 @@ def test_a_rebuild_with_nothing_changed_rewrites_nothing(tmp_path, hash_embedder
     assert kg.build([src], out, embedder=hash_embedder, nlp=nlp, base="https://example.com/x/").unchanged
     src.write_text(src.read_text() + "\n\nA new abstract about diffusion models for images.\n")
     assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp).unchanged
+
+
+def test_files_written_one_at_a_time_are_the_bytes_of_the_in_memory_renderers(tmp_path, hash_embedder, nlp):
+    # kg build streams each output to its file (no two held in memory); the in-memory API
+    # (kg.rdf.rdf_files, kg.pipeline.render_outputs) must give the same bytes.
+    from kg.pipeline import render_outputs
+    from kg.rdf import rdf_files
+
+    result = kg.build([abstracts(tmp_path, 6)], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
+    written = {p.name: p.read_bytes() for p in result.files}
+    base = result.graph.graph["base_iri"]
+    for name, data in rdf_files(result.graph, base=base).items():
+        assert written[name] == data, name
+    records = [json.loads(line) for line in written["keyphrases.jsonl"].decode("utf-8").splitlines()]
+    rendered = render_outputs(result.graph, records=records, stats=result.stats, base=base)
+    assert rendered == written
+    manifest = json.loads((tmp_path / "out" / ".cache" / "manifest.json").read_text())
+    assert {n: o["sha256"] for n, o in manifest["outputs"].items()} == {n: hashlib.sha256(d).hexdigest() for n, d in written.items()}
