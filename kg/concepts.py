@@ -97,7 +97,11 @@ _BRITISH = {
     "defence": "defense", "defences": "defenses", "licence": "license", "catalogue": "catalog", "programme": "program",
     "fibre": "fiber", "artefact": "artifact", "artefacts": "artifacts", "grey": "gray", "vapour": "vapor",
 }
-_BRITISH_SUFFIX = re.compile(r"(?<=[a-z]{3})is(ation|ations|ed|er|ers|ing)$")
+# British -ise after a consonant ("optimised", "organising") is -ize in American spelling ...
+_BRITISH_SUFFIX = re.compile(r"(?<=[a-z]{2}[b-df-hj-np-tv-z])is(ation|ations|ed|er|ers|ing)$")
+# ... but not in the verbs that are -ise in both: -vise, -prise and the others of the usual list
+# ("supervised", "comprising", "advertising", "exercised", "promising").
+_ISE_IN_BOTH = re.compile(r"(?:v|pr|advert|chast|dem|desp|exc|exerc|franch|inc|merchand|prem|prom|surm|circumc|prec|conc)is(?:ation|ations|ed|er|ers|ing)$")
 _UNCHANGED_S = frozenset(
     """analysis basis bias gas lens news series species physics mathematics statistics economics
     dynamics robotics kinetics genetics ethics linguistics semantics logistics graphics
@@ -118,6 +122,10 @@ _IRREGULAR = {
     "strata": "stratum", "media": "medium", "biases": "bias", "aliases": "alias", "atlases": "atlas",
     "canvases": "canvas", "lenses": "lens", "gases": "gas", "buses": "bus", "statuses": "status",
     "viruses": "virus", "consensuses": "consensus", "corpuses": "corpus", "focuses": "focus",
+    # Latin and Greek plurals of technical English
+    "equilibria": "equilibrium", "stimuli": "stimulus", "radii": "radius", "loci": "locus", "foci": "focus",
+    "nuclei": "nucleus", "moduli": "modulus", "simplices": "simplex", "cortices": "cortex", "lemmata": "lemma",
+    "schemata": "schema", "polyhedra": "polyhedron", "quanta": "quantum", "momenta": "momentum", "bacteria": "bacterium",
 }
 
 
@@ -129,6 +137,8 @@ def singularize(word: str) -> str:
     """
     if word in _IRREGULAR:
         return _IRREGULAR[word]
+    if word.endswith("es") and word[:-2] in _UNCHANGED_S:  # bonuses, campuses: the plural of a word in -s
+        return word[:-2]
     if len(word) <= 3 or word in _UNCHANGED_S or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")):
         return word[:-2] if word.endswith("'s") else word
     if word.endswith("ies") and len(word) > 4:
@@ -169,7 +179,7 @@ def _normalize(phrase: str) -> str:
         previous = key
         # a plural acronym (ReLUs, GANs) loses its s before case goes
         words = [(w[:-1] if len(w) > 2 and w.endswith("s") and w[-2].isupper() else w).lower() for w in _words(key)]
-        words = [_BRITISH.get(w) or _BRITISH_SUFFIX.sub(lambda m: "iz" + m.group(1), w) for w in words]
+        words = [_BRITISH.get(w) or (w if _ISE_IN_BOTH.search(w) else _BRITISH_SUFFIX.sub(r"iz\1", w)) for w in words]
         if words:
             words[-1] = singularize(words[-1])
         key = " ".join(w for w in (_STRIP.sub("", w) for w in words) if w)

@@ -14,6 +14,23 @@ def test_case_plural_hyphen_and_spelling_variants_share_a_key():
     assert key("policies") == key("policy") and key("analyses") == key("analysis")
 
 
+def test_latin_plurals_and_plurals_of_words_in_s_share_a_key():
+    assert key("Nash equilibria") == key("Nash equilibrium") == "nash equilibrium"
+    assert key("natural stimuli") == key("natural stimulus")
+    assert key("exploration bonuses") == key("exploration bonus") == "exploration bonus"
+    assert key("university campuses") == "university campus"
+    assert key("causes") == "cause" and key("houses") == "house"  # a word in -se keeps its e
+
+
+def test_only_british_ise_becomes_ize():
+    assert key("optimised") == "optimized" and key("organising") == "organizing" and key("prioritised") == "prioritized"
+    # -ise in American spelling too: the key keeps it (it names the concept's IRI)
+    assert key("self-supervised learning") == "self supervised learning"
+    assert key("online advertising") == "online advertising" and key("image denoising") == "image denoising"
+    assert key("surprising connection") == "surprising connection" and key("revised") == "revised"
+    assert key("Supervised learning") == key("supervised learning")
+
+
 def test_different_concepts_keep_different_keys():
     pairs = [("adversarial training", "adversarial attacks"), ("federated learning", "federated adversarial learning"),
              ("gradient descent", "gradient clipping"), ("bias", "bia")]
