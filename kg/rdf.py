@@ -50,6 +50,9 @@ class KGV(DefinedNamespace):
     relates: URIRef
     cooccurrences: URIRef
     association: URIRef
+    labelKey: URIRef
+    paperCountWithNarrower: URIRef
+    conceptCount: URIRef
 
 
 def check_base(base: str) -> str:
@@ -110,7 +113,8 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
                                                    "wasGeneratedBy", "wasDerivedFrom")}
     kgv = {name: N(str(KGV._NS[name])) for name in ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank",
                                                      "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
-                                                     "ConceptRelation", "relates", "cooccurrences", "association")}
+                                                     "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
+                                                     "paperCountWithNarrower", "conceptCount")}
     subject = N(str(DCTERMS.subject))
 
     iris: dict[str, Any] = {}  # a node's IRI, made once (a concept is named by hundreds of papers)
@@ -158,6 +162,24 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
 
     kinds = {n: d.get("kind") for n, d in G.nodes(data=True)}
     nodes, adj = G.nodes, G.adj
+    narrower: dict[str, list[str]] = {}  # concept -> the concepts whose skos:broader it is
+    for node, kind in kinds.items():
+        if kind == "concept":
+            for b in nodes[node].get("broader", []):
+                narrower.setdefault(b, []).append(node)
+
+    def papers_under(node: str) -> int:
+        """Papers linked to *node* or to a concept below it (skos:broader+), each once."""
+        seen, todo, papers = {node}, [node], set()
+        while todo:
+            c = todo.pop()
+            papers.update(p for p, e in adj[c].items() if e.get("kind") == "subject" and kinds.get(p) == "paper")
+            for n in narrower.get(c, ()):
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return len(papers)
+
     for node in sorted(kinds):
         d, kind = nodes[node], kinds[node]
         s = iri_of(node)
@@ -195,7 +217,14 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
         elif kind == "concept":
             about = [(rdf_type, skos["Concept"]), (skos["inScheme"], scheme), (skos["prefLabel"], L(d["label"], language="en"))]
             about += [(skos["altLabel"], L(alt, language="en")) for alt in d.get("alt_labels", [])]
+            # A label with capitals also gives its lowercase form (Unicode, as SPARQL's LCASE), so
+            # that a case-insensitive lookup is an index lookup: LCASE(text)@en among the labels
+            # (a label without capitals is its own key) or LCASE(text) among the kgv:labelKey.
+            about += [(kgv["labelKey"], L(text.lower()))
+                      for text in [d["label"], *d.get("alt_labels", [])] if text.lower() != text]
             about.append((kgv["paperCount"], integer(d["papers"])))
+            if node in narrower:
+                about.append((kgv["paperCountWithNarrower"], integer(papers_under(node))))
             about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]
             related = sorted((other, e) for other, e in adj[node].items() if e.get("kind") == "cooccurs" and e.get("related"))
             about += [(skos["related"], iri_of(other)) for other, _ in related]
@@ -207,7 +236,10 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
                         (kgv["cooccurrences"], integer(e["count"])), (kgv["association"], decimal(e["association"])),
                     ]))
         elif kind == "venue":
-            groups.append((s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], L(d["label"]))]))
+            concepts = {c for p, e in adj[node].items() if e.get("kind") == "venue" and kinds.get(p) == "paper"
+                        for c, f in adj[p].items() if f.get("kind") == "subject" and kinds.get(c) == "concept"}
+            groups.append((s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], L(d["label"])),
+                               (kgv["conceptCount"], integer(len(concepts)))]))
     return groups
 
 

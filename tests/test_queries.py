@@ -70,14 +70,24 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("narrower-only", ["label=language model"]),             # no paper of its own: nothing co-occurs
         ("none", []),
     ],
-    "shared-venue-concepts": [("default", [])],
+    "shared-venue-concepts": [
+        ("default", []),                                         # the concepts with the most papers (all, here)
+        ("label", ["label=llm"]),                                # altLabel, any case
+        ("iri", [concept("stochastic-gradient-descent")]),       # P6 has no venue: not counted
+        ("one-venue", ["label=optimization"]),                   # P3 and P5 are both at ICLR: no rows
+    ],
     "top-concepts-per-venue": [
         ("default", []),
         ("venue-top", ["venue=ICLR", "top=2"]),
         ("top1", ["top=1"]),
     ],
     "papers-with-code": [("default", [])],
-    "broader-concepts": [("default", [])],
+    "broader-concepts": [
+        ("default", []),                                         # every link (fewer than 100)
+        ("label", ["label=zo OPTIMIZATION"]),                    # altLabel, any case: its one narrower concept
+        ("iri", ["broader" + concept("optimization")[7:]]),      # only the links to it, not the ones below
+        ("no-narrower", ["label=fine-tuning"]),                  # nothing is narrower: no rows
+    ],
     "search": [
         ("altlabel", ["text=LLM"]),
         ("mixed", ["text=IC"]),                                  # concepts, papers and venues

@@ -58,6 +58,7 @@ def assignment(pid: str, rank: int) -> URIRef:
 OPT = concept("optimization")
 ZOO = concept("zeroth-order-optimization")
 SZOO = concept("stochastic-zeroth-order-optimization")
+LLM = concept("large-language-model")  # altLabels LLM and LLMs: kgv:labelKey "llm" and "llms"
 A11 = assignment(P1, 1)  # P1 -> zeroth-order-optimization, score 0.71, rank 1
 
 
@@ -90,6 +91,14 @@ BREAKAGES = [
     ("paperCount-string", lambda g: _set(g, OPT, KGV.paperCount, Literal("2")), "kgv:paperCount, an xsd:integer"),
     ("paperCount-negative", lambda g: _set(g, OPT, KGV.paperCount, Literal(-1)), "kgv:paperCount, an xsd:integer"),
     ("paperCount-wrong", lambda g: _set(g, OPT, KGV.paperCount, Literal(7)), "kgv:paperCount 7 but 2 papers"),
+    ("labelKey-missing", lambda g: g.remove((LLM, KGV.labelKey, Literal("llms"))), "has capitals but no kgv:labelKey"),
+    ("labelKey-wrong", lambda g: g.add((LLM, KGV.labelKey, Literal("large language models"))), "is not the lowercase form"),
+    ("labelKey-of-lowercase-label", lambda g: g.add((OPT, KGV.labelKey, Literal("optimization"))), "is not the lowercase form"),
+    ("paperCountWithNarrower-wrong", lambda g: _set(g, OPT, KGV.paperCountWithNarrower, Literal(4)),
+     "kgv:paperCountWithNarrower 4 but 5 papers"),
+    ("paperCountWithNarrower-missing", lambda g: g.remove((OPT, KGV.paperCountWithNarrower, None)), "stated exactly on the concepts"),
+    ("paperCountWithNarrower-on-leaf", lambda g: g.add((concept("fine-tuning"), KGV.paperCountWithNarrower, Literal(3))),
+     "stated exactly on the concepts"),
     ("broader-not-concept", lambda g: g.add((OPT, SKOS.broader, paper(P1))), "skos:broader links"),
     ("broader-cycle", lambda g: g.add((OPT, SKOS.broader, SZOO)), "skos:broader cycle"),
     ("score-string", lambda g: _set(g, A11, KGV.score, Literal("0.71")), "xsd:decimal in [-1, 1]"),
@@ -114,6 +123,9 @@ BREAKAGES = [
     ("venue-not-series", lambda g: _set(g, paper(P1), SDO.isPartOf, OPT), "schema:CreativeWorkSeries"),
     ("subject-not-concept", lambda g: g.add((paper(P1), DCTERMS.subject, paper(P2))), "dcterms:subject links a paper to skos:Concepts"),
     ("code-not-url", lambda g: g.remove((paper(P1), SDO.url, None)), "is not also a schema:url"),
+    ("venue-conceptCount-wrong", lambda g: _set(g, KG["venue/icml"], KGV.conceptCount, Literal(6)),
+     "kgv:conceptCount 6 but its papers have 7 distinct"),
+    ("venue-conceptCount-missing", lambda g: g.remove((KG["venue/icml"], KGV.conceptCount, None)), "exactly one kgv:conceptCount"),
     ("venue-without-name", lambda g: g.remove((KG["venue/icml"], SDO.name, None)), "a venue has exactly one schema:name"),
     ("bad-model-sha", lambda g: _set(g, KG["agent/model"], KGV.sha256, Literal("xyz")), "Pattern"),
 ]
