@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import io
 import json
 import os
 import tempfile
@@ -188,15 +187,9 @@ def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict,
 
 def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> dict[str, bytes]:
     """The bytes of every output file of a build, by file name (`OUTPUT_FILES`)."""
-    contents: dict[str, bytes] = {}
+    from kg.rdf import in_memory
 
-    @contextmanager
-    def open_output(name: str):
-        buffer = io.BytesIO()
-        yield buffer
-        contents[name] = buffer.getvalue()
-
-    _emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title)
+    contents = in_memory(lambda open_output: _emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title))
     return {name: contents[name] for name in OUTPUT_FILES}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -274,6 +275,13 @@ def rdf_files(G: nx.Graph, *, base: str | None = None) -> dict[str, bytes]:
     """The text (UTF-8) of each RDF output file of *G*: ``graph.ttl``, ``graph.nt`` and
     ``graph.jsonld``, written by Oxigraph's serializers (and kg's compact JSON-LD) from
     `statements`, without building an rdflib graph. The same graph gives the same bytes."""
+    out = in_memory(lambda open_output: write_rdf(G, open_output, base=base))
+    return {name: out[name] for name in FORMATS}
+
+
+def in_memory(write: Callable[[Callable], None]) -> dict[str, bytes]:
+    """What *write* writes, by file name, when it is handed an ``open_output(name)`` context
+    manager that gives in-memory binary files (the writers of `write_rdf`'s kind)."""
     import io
     from contextlib import contextmanager
 
@@ -285,8 +293,8 @@ def rdf_files(G: nx.Graph, *, base: str | None = None) -> dict[str, bytes]:
         yield buffer
         out[name] = buffer.getvalue()
 
-    write_rdf(G, open_output, base=base)
-    return {name: out[name] for name in FORMATS}
+    write(open_output)
+    return out
 
 
 def write_rdf(G: nx.Graph, open_output, *, base: str | None = None) -> None:
