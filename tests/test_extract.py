@@ -121,3 +121,17 @@ def test_int8_precision_is_the_same_model_quantized_and_its_own_cache_key(real_e
         Settings(precision="fp16")
     with pytest.raises(ModelError, match="unknown precision"):
         load_embedder("fp16")
+
+
+def test_a_suspended_hyphen_shares_the_compound_and_its_head(nlp):
+    phrases = {c.phrase: c.position for c in candidates_of(nlp("We compare first- and second-order methods with LLM- and VLM-based agents."))}
+    assert "second-order methods" in phrases and "first-order methods" in phrases  # not "order methods"
+    assert "order methods" not in phrases
+    assert "LLM-based agents" in phrases and "VLM-based agents" in phrases
+    assert phrases["first-order methods"] < phrases["second-order methods"]  # where "first-" stands
+
+
+def test_coordinated_nouns_and_phrases_make_no_new_candidates(nlp):
+    # a plural or a phrase of its own before "and": noun coordination, nothing is distributed
+    phrases = [c.phrase for c in candidates_of(nlp("We study graphs and language models, accuracy and efficiency, and a well- known model."))]
+    assert sorted(phrases) == sorted(["graphs", "language models", "accuracy", "efficiency", "model"])
