@@ -22,7 +22,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -177,25 +177,30 @@ def open_executor(spec: str | ExecutorSpec, *, partition_size: int | None = None
         from distributed import Client, LocalCluster
     except ImportError as e:  # pragma: no cover - a dependency of kg
         raise ExecutorError(f"executor {spec}: the Python package distributed is not installed ({e})") from e
-    cluster = None
-    if spec.kind == "dask-local":
-        import logging
+    with ExitStack() as stack:
+        if spec.kind == "dask-local":
+            import logging
 
-        cluster = LocalCluster(
-            n_workers=spec.workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
-        )
-        client = Client(cluster)
-    else:
-        try:
-            client = Client(spec.address, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as e:
-            raise ExecutorError(f"executor {spec}: no Dask scheduler answers at {spec.address} ({e})") from None
-    try:
+            import dask
+
+            # Dask starts worker processes with MALLOC_TRIM_THRESHOLD_=65536, so that glibc hands
+            # freed memory back at once; a model's activations are then mapped and faulted in afresh
+            # at every batch. Measured on 1,000 abstracts, int8, dask-local:2: 134.6 s wall and 71 s
+            # of system time with it, 95.2 s and 18.5 s without (peak per worker 1.08 -> 1.42 GiB).
+            environ = dask.config.get("distributed.nanny.pre-spawn-environ", {})
+            environ = {k: v for k, v in environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+            stack.enter_context(dask.config.set({"distributed.nanny.pre-spawn-environ": environ}))  # workers Dask restarts too
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=spec.workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+            ))
+            client = Client(cluster)
+        else:
+            try:
+                client = Client(spec.address, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as e:
+                raise ExecutorError(f"executor {spec}: no Dask scheduler answers at {spec.address} ({e})") from None
+        stack.callback(client.close)  # first, then the cluster kg started, then the configuration
         yield DaskExecutor(spec, client)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 _load_lock = threading.Lock()
