@@ -19,7 +19,7 @@ from kg.concepts import ConceptIndex
 from kg.extract import PaperKeyphrases
 from kg.sources import Paper, Source
 
-__all__ = ["build_graph", "graph_stats", "load_graph", "graph_to_json", "write_graph_json", "paper_node", "concept_node", "venue_node", "top_concepts"]
+__all__ = ["build_graph", "graph_stats", "load_graph", "graph_to_json", "write_graph_json", "papers_under", "paper_node", "concept_node", "venue_node", "top_concepts"]
 
 
 def paper_node(paper_id: str) -> str:
@@ -182,11 +182,7 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
     shared = [c for c in concepts if linked.degree(c) >= 2]
     connected_papers = {p for c in shared for p in linked[c]}
     # Papers that meet another paper at a concept or at a broader concept above theirs.
-    reach: dict[str, set[str]] = {}
-    for p in papers:
-        for c in linked[p]:
-            for ancestor in _ancestors(G, c):
-                reach.setdefault(ancestor, set()).add(p)
+    reach = papers_under(G)
     meeting = {p for members in reach.values() if len(members) >= 2 for p in members}
     # Concepts that two or more papers reach (directly or through narrower concepts), or that
     # hang below such a concept.
@@ -212,6 +208,18 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
         "connected_components": len(components),
         "largest_component_paper_share": round(papers_in_largest / len(papers), 4) if papers else 0.0,
     }
+
+
+def papers_under(G: nx.Graph) -> dict[str, set[str]]:
+    """For each concept some paper reaches, the papers linked to it or to a concept below it
+    (``skos:broader``, transitively)."""
+    reach: dict[str, set[str]] = {}
+    for u, v, d in G.edges(data=True):
+        if d["kind"] == "subject":
+            paper, concept = (u, v) if G.nodes[u]["kind"] == "paper" else (v, u)
+            for ancestor in _ancestors(G, concept):
+                reach.setdefault(ancestor, set()).add(paper)
+    return reach
 
 
 def _ancestors(G: nx.Graph, concept: str) -> list[str]:

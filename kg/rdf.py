@@ -102,6 +102,8 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
     """
     import pyoxigraph as ox
 
+    from kg.graph import papers_under
+
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
     N, L = ox.NamedNode, ox.Literal
     rdf_type, label = N(str(RDF.type)), N(str(RDFS.label))
@@ -163,23 +165,8 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
 
     kinds = {n: d.get("kind") for n, d in G.nodes(data=True)}
     nodes, adj = G.nodes, G.adj
-    narrower: dict[str, list[str]] = {}  # concept -> the concepts whose skos:broader it is
-    for node, kind in kinds.items():
-        if kind == "concept":
-            for b in nodes[node].get("broader", []):
-                narrower.setdefault(b, []).append(node)
-
-    def papers_under(node: str) -> int:
-        """Papers linked to *node* or to a concept below it (skos:broader+), each once."""
-        seen, todo, papers = {node}, [node], set()
-        while todo:
-            c = todo.pop()
-            papers.update(p for p, e in adj[c].items() if e.get("kind") == "subject" and kinds.get(p) == "paper")
-            for n in narrower.get(c, ()):
-                if n not in seen:
-                    seen.add(n)
-                    todo.append(n)
-        return len(papers)
+    broader = {b for node, kind in kinds.items() if kind == "concept" for b in nodes[node].get("broader", [])}
+    under = papers_under(G)  # papers linked to a concept or to one below it
 
     for node in sorted(kinds):
         d, kind = nodes[node], kinds[node]
@@ -224,8 +211,8 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
             about += [(kgv["labelKey"], L(text.lower()))
                       for text in [d["label"], *d.get("alt_labels", [])] if text.lower() != text]
             about.append((kgv["paperCount"], integer(d["papers"])))
-            if node in narrower:
-                about.append((kgv["paperCountWithNarrower"], integer(papers_under(node))))
+            if node in broader:
+                about.append((kgv["paperCountWithNarrower"], integer(len(under.get(node, ())))))
             about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]
             related = sorted((other, e) for other, e in adj[node].items() if e.get("kind") == "cooccurs" and e.get("related"))
             about += [(skos["related"], iri_of(other)) for other, _ in related]
@@ -312,7 +299,7 @@ def write_rdf(G: nx.Graph, open_output, *, base: str | None = None) -> None:
 
     writers = {
         "graph.ttl": lambda f: _turtle(triples(), names, f),
-        "graph.nt": lambda f: ox.serialize(triples(), _Output(f), format=ox.RdfFormat.N_TRIPLES),
+        "graph.nt": lambda f: ox.serialize(triples(), f, format=ox.RdfFormat.N_TRIPLES),
         "graph.jsonld": lambda f: _jsonld(groups, names, f),
     }
     for name in FORMATS:
@@ -320,23 +307,16 @@ def write_rdf(G: nx.Graph, open_output, *, base: str | None = None) -> None:
             writers[name](f)
 
 
-class _Output:
-    """A binary file as pyoxigraph's serializers write to it (``write`` and ``flush``)."""
-
-    def __init__(self, f) -> None:
-        self.write = f.write
-
-    def flush(self) -> None:  # the caller flushes the file when it is done
-        pass
-
-
-class _SortedHead(_Output):
+class _SortedHead:
     """Writes to *f* what Oxigraph's Turtle serializer gives, its first *lines* lines (the
     ``@prefix`` lines) sorted and followed by an empty line, the rest as it comes."""
 
     def __init__(self, f, lines: int) -> None:
         self._f, self._lines, self._head, self._done = f, lines, b"", False
         self.write = self._buffer
+
+    def flush(self) -> None:
+        self._f.flush()
 
     def _buffer(self, data) -> int:
         self._head += bytes(data)

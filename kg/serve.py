@@ -207,28 +207,24 @@ def _same_library(version: str) -> bool:
     return version.split()[-1:] == [ox.__version__]
 
 
-def _load_in_process(folder: Path, *, nt: Path | None = None, data: bytes | None = None) -> int:
-    """Load N-Triples (the file *nt*, or the bytes *data* of one written by Oxigraph: one triple a
-    line) into a new store at *folder*/data with pyoxigraph's bulk loader; the triple count.
+def _load_in_process(folder: Path, *, nt: Path) -> int:
+    """Load the N-Triples file *nt* (one triple a line) into a new store at *folder*/data with
+    pyoxigraph's bulk loader; the triple count.
 
     The bulk loader runs outside the GIL, so other threads go on meanwhile."""
     import pyoxigraph as ox
 
-    where = nt or folder
     try:
         store = ox.Store(str(folder / "data"))
-        if data is not None:
-            store.bulk_load(data, format=ox.RdfFormat.N_TRIPLES)
-        else:
-            store.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
+        store.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
         store.flush()
         triples = len(store)
         del store  # closes it
     except (OSError, SyntaxError, ValueError) as e:
-        raise OutputError(f"{where}: oxigraph could not load it ({e})") from e
-    expected = data.count(b"\n") if data is not None else _count_statements(nt)
+        raise OutputError(f"{nt}: oxigraph could not load it ({e})") from e
+    expected = _count_statements(nt)
     if triples != expected:
-        raise OutputError(f"{where}: {expected} triples, but the store holds {triples}; the store was not replaced")
+        raise OutputError(f"{nt}: {expected} triples, but the store holds {triples}; the store was not replaced")
     return triples
 
 
@@ -378,7 +374,7 @@ class StoreLoad:
     def finish(self) -> StoreInfo:
         if self._thread is None:
             return prepare_store(self.folder, oxigraph=self.exe)
-        self._thread.join()
+        self.wait()
         try:
             outcome = self._result[0]
             if isinstance(outcome, BaseException):
@@ -398,7 +394,7 @@ class StoreLoad:
 
     def discard(self) -> None:
         if self._thread is not None:
-            self._thread.join()
+            self.wait()
             self._cleanup()
 
     def _cleanup(self) -> None:
