@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from kg.evaluate import EXTRACTORS, GoldDoc, evaluate, format_table, read_gold, run_eval, stem_phrase
+from kg.extract import Settings
 
 DATASETS = {
     "inspec": "inspec/test.jsonl",
@@ -36,7 +37,7 @@ DATASETS = {
 }
 ML_DIR = "ml-abstracts"
 KS = (5, 10, 15)
-ML_TOP = 10
+ML_TOP = Settings().top_n  # as many as a build keeps per paper
 
 
 def data_dir() -> Path:

@@ -37,7 +37,7 @@ def _parse_executor(value: str):
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--out", default="outputs", show_default=True, help="Folder the outputs are written to.")
 @click.option("--base", default=None, help="Base IRI of the RDF graph (default https://example.org/kg/).")
-@click.option("--top-n", default=10, show_default=True, type=click.IntRange(1, 100), help="Keyphrases per paper.")
+@click.option("--top-n", default=12, show_default=True, type=click.IntRange(1, 100), help="Keyphrases per paper.")
 @click.option("--diversity", default=0.2, show_default=True, type=click.FloatRange(0, 1), help="MMR diversity (0: none, 1: most).")
 @click.option("--executor", default="local", show_default=True, callback=lambda _ctx, _param, value: _parse_executor(value),
               help="Where extraction runs: local, dask-local[:N] (N worker processes) or dask://HOST:PORT (a Dask scheduler).")

@@ -19,6 +19,8 @@ def test_build_writes_every_output(seeds_build):
     assert stats["papers"] == 38 and stats["input"]["records_read"] == 38
     assert stats["concepts"] > 100 and stats["paper_concept_edges"] >= 38 * 5
     assert stats["shared_concepts"] >= 5 and stats["papers_without_concepts"] == 0
+    # the quality issue's target: 90 % of the seed papers meet another at a concept or a broader one
+    assert stats["papers_sharing_a_concept_or_broader"] >= 0.9 * stats["papers"]
     assert 0 < stats["largest_component_paper_share"] <= 1
     assert stats["model"] == "sentence-transformers/all-MiniLM-L6-v2"
 

@@ -26,6 +26,16 @@ def test_help_is_instant_without_heavy_imports():
     assert out.strip() == "[]"
 
 
+def test_build_option_defaults_are_the_extraction_defaults():
+    """The CLI repeats two defaults of kg.extract.Settings (so that `kg --help` imports nothing
+    heavy); they must not drift apart."""
+    from kg.cli import cli
+    from kg.extract import Settings
+
+    params = {p.name: p.default for p in cli.commands["build"].params}
+    assert (params["top_n"], params["diversity"], params["precision"]) == (Settings().top_n, Settings().diversity, Settings().precision)
+
+
 def test_python_dash_m_kg_works():
     import subprocess
     import sys
