@@ -4,13 +4,15 @@ Papers are ``schema:ScholarlyArticle``; concepts ``skos:Concept`` in one
 ``skos:ConceptScheme`` with ``skos:prefLabel``/``skos:altLabel``; ``dcterms:subject`` links a
 paper to each of its concepts; each link is also a ``kgv:KeyphraseAssignment`` (a
 ``prov:Entity``) that keeps its phrase, score and rank and the extraction activity and
-model that produced it (PROV-O). Venues are ``schema:CreativeWorkSeries``.
+model that produced it (PROV-O). Venues are ``schema:CreativeWorkSeries``; each one's
+`VENUE_RANKS` concepts with the most papers there are ``kgv:VenueConcept`` nodes (count, rank).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -22,10 +24,11 @@ from rdflib.namespace import DCTERMS, PROV, SDO, SKOS, DefinedNamespace
 
 from kg.errors import KGError
 
-__all__ = ["DEFAULT_BASE", "KGV", "to_rdf", "serialize", "FORMATS", "check_base", "statements", "rdf_files", "write_rdf", "prefixes"]
+__all__ = ["DEFAULT_BASE", "VENUE_RANKS", "KGV", "to_rdf", "serialize", "FORMATS", "check_base", "statements", "rdf_files", "write_rdf", "prefixes"]
 
 DEFAULT_BASE = "https://example.org/kg/"
 FORMATS = {"graph.ttl": "turtle", "graph.nt": "nt", "graph.jsonld": "json-ld"}
+VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
 CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net", "gitee.com")
 
 
@@ -54,6 +57,8 @@ class KGV(DefinedNamespace):
     labelKey: URIRef
     paperCountWithNarrower: URIRef
     conceptCount: URIRef
+    VenueConcept: URIRef
+    venue: URIRef
 
 
 def check_base(base: str) -> str:
@@ -117,7 +122,7 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
     kgv = {name: N(str(KGV._NS[name])) for name in ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank",
                                                      "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
                                                      "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
-                                                     "paperCountWithNarrower", "conceptCount")}
+                                                     "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue")}
     subject = N(str(DCTERMS.subject))
 
     iris: dict[str, Any] = {}  # a node's IRI, made once (a concept is named by hundreds of papers)
@@ -224,10 +229,19 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
                         (kgv["cooccurrences"], integer(e["count"])), (kgv["association"], decimal(e["association"])),
                     ]))
         elif kind == "venue":
-            concepts = {c for p, e in adj[node].items() if e.get("kind") == "venue" and kinds.get(p) == "paper"
-                        for c, f in adj[p].items() if f.get("kind") == "subject" and kinds.get(c) == "concept"}
+            counts = Counter(c for p, e in adj[node].items() if e.get("kind") == "venue" and kinds.get(p) == "paper"
+                             for c, f in adj[p].items() if f.get("kind") == "subject" and kinds.get(c) == "concept")
             groups.append((s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], L(d["label"])),
-                               (kgv["conceptCount"], integer(len(concepts)))]))
+                               (kgv["conceptCount"], integer(len(counts)))]))
+            # The venue's VENUE_RANKS concepts with the most papers there, ranked as the query
+            # top-concepts-per-venue ranks them (ties by lowercase label, then IRI), so that it is
+            # a lookup, not a count of every (venue, concept) pair.
+            ranked = sorted(counts, key=lambda c: (-counts[c], nodes[c]["label"].lower(), iri_of(c).value))
+            for rank, c in enumerate(ranked[:VENUE_RANKS], start=1):
+                groups.append((N(f"{base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), [
+                    (rdf_type, kgv["VenueConcept"]), (kgv["venue"], s), (kgv["concept"], iri_of(c)),
+                    (kgv["paperCount"], integer(counts[c])), (kgv["rank"], integer(rank)),
+                ]))
     return groups
 
 

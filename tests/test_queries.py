@@ -23,7 +23,7 @@ import pytest
 from fixture_graph import P1, P2, P4, P6, fixture_graph
 
 from kg.errors import QueryError
-from kg.rdf import DEFAULT_BASE, serialize, to_rdf
+from kg.rdf import DEFAULT_BASE, VENUE_RANKS, serialize, to_rdf
 from kg.sparql import QueryResult, format_result, list_queries, load_store, parse_binding, run_query
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -274,6 +274,36 @@ def test_top_concepts_agree_with_the_graph(store, graph):
             for n, d in graph.nodes(data=True) if d["kind"] == "concept" and d["papers"] > 0}
     assert got == want
     assert all(r["papers"] == r["paperCount"] for r in rows(run(store, "top-concepts")))
+
+
+def test_venue_ranks_agree_with_the_graph(graph):
+    """top-concepts-per-venue reads the kgv:VenueConcept ranks kg build states: they rank each
+    venue's concepts by papers there, then lowercase label, then IRI, and stop at VENUE_RANKS
+    (here lowered to 3, so that the fixture's venues, with 7 concepts each, are cut)."""
+    from collections import Counter
+
+    import kg.rdf
+
+    want = {}
+    for venue, d in graph.nodes(data=True):
+        if d["kind"] == "venue":
+            counts = Counter(c for p in graph[venue] if graph.nodes[p]["kind"] == "paper"
+                             for c in graph[p] if graph.nodes[c]["kind"] == "concept")
+            ranked = sorted(counts, key=lambda c: (-counts[c], graph.nodes[c]["label"].lower(), c))
+            want[d["label"]] = [(f"{DEFAULT_BASE}concept/{c.partition(':')[2]}", str(counts[c])) for c in ranked]
+    for limit in (VENUE_RANKS, 3):
+        original, kg.rdf.VENUE_RANKS = kg.rdf.VENUE_RANKS, limit
+        try:
+            cut = ox.Store()
+            cut.load(serialize(to_rdf(graph), "nt").encode(), format=ox.RdfFormat.N_TRIPLES)
+        finally:
+            kg.rdf.VENUE_RANKS = original
+        got = {}
+        for r in rows(run(cut, "top-concepts-per-venue", ["top=1000"])):
+            got.setdefault(r["venue"], []).append((r["concept"], r["papers"]))
+            assert int(r["rank"]) == len(got[r["venue"]])
+        assert got == {v: ranked[:limit] for v, ranked in want.items()}
+    assert all(len(ranked) == 7 for ranked in want.values())
 
 
 def test_cooccurrence_agrees_with_the_graph(store, graph):

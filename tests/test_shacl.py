@@ -77,6 +77,14 @@ def _extra_subject(g: Graph) -> None:
     _set(g, OPT, KGV.paperCount, Literal(3))
 
 
+VC_FT = KG["venue-concept/iclr/fine-tuning"]  # rank 1 at ICLR, 2 papers; large-language-model is rank 2
+
+
+def _swap_venue_ranks(g: Graph) -> None:
+    _set(g, VC_FT, KGV.rank, Literal(2))
+    _set(g, KG["venue-concept/iclr/large-language-model"], KGV.rank, Literal(1))
+
+
 def _same_rank(g: Graph) -> None:
     _set(g, assignment(P1, 2), KGV.rank, Literal(1))
 
@@ -114,7 +122,7 @@ BREAKAGES = [
     ("no-activity", lambda g: g.remove((A11, PROV.wasGeneratedBy, None)), "prov:wasGeneratedBy exactly one prov:Activity"),
     ("derived-from-other", lambda g: _set(g, A11, PROV.wasDerivedFrom, paper(P2)), "prov:wasDerivedFrom its kgv:paper"),
     ("not-an-entity", lambda g: g.remove((A11, RDF.type, PROV.Entity)), "prov:Entity"),
-    ("untyped-assignment", lambda g: g.remove((A11, RDF.type, KGV.KeyphraseAssignment)), "only a kgv:KeyphraseAssignment"),
+    ("untyped-assignment", lambda g: g.remove((A11, RDF.type, KGV.KeyphraseAssignment)), "only a kgv:KeyphraseAssignment has"),
     ("assignment-without-subject", _drop_subject, "has no dcterms:subject link to its kgv:concept"),
     ("subject-without-assignment", _extra_subject, "no kgv:KeyphraseAssignment for its dcterms:subject link"),
     ("no-name", lambda g: g.remove((paper(P1), SDO.name, None)), "exactly one non-empty schema:name"),
@@ -127,6 +135,15 @@ BREAKAGES = [
      "kgv:conceptCount 6 but its papers have 7 distinct"),
     ("venue-conceptCount-missing", lambda g: g.remove((KG["venue/icml"], KGV.conceptCount, None)), "exactly one kgv:conceptCount"),
     ("venue-without-name", lambda g: g.remove((KG["venue/icml"], SDO.name, None)), "a venue has exactly one schema:name"),
+    ("venue-rank-swapped", _swap_venue_ranks, "kgv:rank 2 but no concept ranked 1 at its venue comes before it"),
+    ("venue-rank-twice", lambda g: _set(g, VC_FT, KGV.rank, Literal(2)), "is also the rank of"),
+    ("venue-rank-above-count", lambda g: _set(g, VC_FT, KGV.rank, Literal(8)), "kgv:rank 8 but its venue has 7 concepts"),
+    ("venue-concept-count-wrong", lambda g: _set(g, VC_FT, KGV.paperCount, Literal(3)), "kgv:paperCount 3 but 2 papers of its venue"),
+    ("venue-concept-missing", lambda g: g.remove((KG["venue-concept/iclr/optimization"], None, None)),
+     "6 kgv:VenueConcept but it has 7 concepts (1000 stated at most)"),
+    ("venue-concept-rank-above-1000", lambda g: _set(g, VC_FT, KGV.rank, Literal(1001)), "an xsd:integer from 1 to 1000"),
+    ("venue-concept-not-concept", lambda g: _set(g, VC_FT, KGV.concept, paper(P1)), "exactly one kgv:concept, a skos:Concept"),
+    ("untyped-venue-concept", lambda g: g.remove((VC_FT, RDF.type, None)), "a kgv:KeyphraseAssignment or a kgv:VenueConcept"),
     ("bad-model-sha", lambda g: _set(g, KG["agent/model"], KGV.sha256, Literal("xyz")), "Pattern"),
 ]
 
