@@ -59,6 +59,7 @@ class KGV(DefinedNamespace):
     conceptCount: URIRef
     VenueConcept: URIRef
     venue: URIRef
+    venuePaperCount: URIRef
 
 
 def check_base(base: str) -> str:
@@ -122,7 +123,7 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
     kgv = {name: N(str(KGV._NS[name])) for name in ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank",
                                                      "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
                                                      "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
-                                                     "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue")}
+                                                     "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount")}
     subject = N(str(DCTERMS.subject))
 
     iris: dict[str, Any] = {}  # a node's IRI, made once (a concept is named by hundreds of papers)
@@ -235,12 +236,13 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
                                (kgv["conceptCount"], integer(len(counts)))]))
             # The venue's VENUE_RANKS concepts with the most papers there, ranked as the query
             # top-concepts-per-venue ranks them (ties by lowercase label, then IRI), so that it is
-            # a lookup, not a count of every (venue, concept) pair.
+            # a lookup, not a count of every (venue, concept) pair. Their count is not a
+            # kgv:paperCount, which queries scan as the concepts' own.
             ranked = sorted(counts, key=lambda c: (-counts[c], nodes[c]["label"].lower(), iri_of(c).value))
             for rank, c in enumerate(ranked[:VENUE_RANKS], start=1):
                 groups.append((N(f"{base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), [
                     (rdf_type, kgv["VenueConcept"]), (kgv["venue"], s), (kgv["concept"], iri_of(c)),
-                    (kgv["paperCount"], integer(counts[c])), (kgv["rank"], integer(rank)),
+                    (kgv["venuePaperCount"], integer(counts[c])), (kgv["rank"], integer(rank)),
                 ]))
     return groups
 

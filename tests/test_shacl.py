@@ -138,11 +138,12 @@ BREAKAGES = [
     ("venue-rank-swapped", _swap_venue_ranks, "kgv:rank 2 but no concept ranked 1 at its venue comes before it"),
     ("venue-rank-twice", lambda g: _set(g, VC_FT, KGV.rank, Literal(2)), "is also the rank of"),
     ("venue-rank-above-count", lambda g: _set(g, VC_FT, KGV.rank, Literal(8)), "kgv:rank 8 but its venue has 7 concepts"),
-    ("venue-concept-count-wrong", lambda g: _set(g, VC_FT, KGV.paperCount, Literal(3)), "kgv:paperCount 3 but 2 papers of its venue"),
+    ("venue-concept-count-wrong", lambda g: _set(g, VC_FT, KGV.venuePaperCount, Literal(3)), "kgv:venuePaperCount 3 but 2 papers of its venue"),
     ("venue-concept-missing", lambda g: g.remove((KG["venue-concept/iclr/optimization"], None, None)),
      "6 kgv:VenueConcept but it has 7 concepts (1000 stated at most)"),
     ("venue-concept-rank-above-1000", lambda g: _set(g, VC_FT, KGV.rank, Literal(1001)), "an xsd:integer from 1 to 1000"),
     ("venue-concept-not-concept", lambda g: _set(g, VC_FT, KGV.concept, paper(P1)), "exactly one kgv:concept, a skos:Concept"),
+    ("paperCount-on-venue-concept", lambda g: g.add((VC_FT, KGV.paperCount, Literal(2))), "only a skos:Concept has kgv:paperCount"),
     ("untyped-venue-concept", lambda g: g.remove((VC_FT, RDF.type, None)), "a kgv:KeyphraseAssignment or a kgv:VenueConcept"),
     ("bad-model-sha", lambda g: _set(g, KG["agent/model"], KGV.sha256, Literal("xyz")), "Pattern"),
 ]
