@@ -306,6 +306,32 @@ def test_venue_ranks_agree_with_the_graph(graph):
     assert all(len(ranked) == 7 for ranked in want.values())
 
 
+def test_top_above_ten_ranks_every_concept_it_asks_for():
+    """A venue whose 13 concepts have 13, 12, ..., 1 papers: ?top=12 gives the first 12 (the
+    query that counted pairs once gave 10, the default, whenever ?top was above it)."""
+    from kg.concepts import merge_concepts
+    from kg.extract import Keyphrase, PaperKeyphrases
+    from kg.graph import build_graph
+    from kg.sources import Paper
+
+    phrases = ["graph coarsening", "spectral clustering", "kernel regression", "policy gradient", "contrastive pretraining",
+               "diffusion sampler", "sparse attention", "bandit feedback", "causal discovery", "weight decay",
+               "label noise", "token pruning", "mirror descent"]
+    papers, keyphrases, extractions = [], [], []
+    for j in range(len(phrases)):  # paper j names phrases j.. (so phrase k is in k + 1 papers)
+        pid = f"p{j:015x}"
+        mine = phrases[j:]
+        papers.append(Paper(pid, ". ".join(mine), ". ".join(mine), venue="V", year=2026))
+        keyphrases.append(PaperKeyphrases(pid, tuple(Keyphrase(x, 0.5, r) for r, x in enumerate(mine, 1))))
+        extractions.append((pid, mine, ()))
+    G = build_graph(papers, keyphrases, merge_concepts(extractions), {p.id: p.id for p in papers})
+    venue = ox.Store()
+    venue.load(serialize(to_rdf(G), "nt").encode(), format=ox.RdfFormat.N_TRIPLES)
+    got = [(r["rank"], r["label"], r["papers"]) for r in rows(run(venue, "top-concepts-per-venue", ["top=12"]))]
+    want = [(str(i), x, str(len(phrases) - i + 1)) for i, x in enumerate(reversed(phrases), 1)][:12]
+    assert got == want
+
+
 def test_cooccurrence_agrees_with_the_graph(store, graph):
     """cooccurring-concepts finds exactly the `cooccurs` edges of the graph, with their counts."""
     got = set()
