@@ -14,7 +14,7 @@ _URL = re.compile(r"""(?:https?://|www\.)[^\s<>"'\])}]+""", re.IGNORECASE)
 _URL_TRAIL = ".,;:!?)]}'\""
 
 # Characters that carry no text: zero-width spaces and joiners, BOM, soft hyphen.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 _TYPOGRAPHIC = str.maketrans(
     {
         "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": " - ",
@@ -25,6 +25,7 @@ _TYPOGRAPHIC = str.maketrans(
         "\u2026": "...",
     }
 )
+_HAS_TYPOGRAPHIC = re.compile("[" + "".join(map(chr, _TYPOGRAPHIC)) + "]")
 
 _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]", re.DOTALL)
 _INLINE_MATH = re.compile(r"(?<!\\)\$(?:\\\$|[^$])*?(?<!\\)\$%?|\\\(.*?\\\)%?", re.DOTALL)
@@ -40,7 +41,6 @@ _MD_CODE = re.compile(r"`([^`]+)`")
 # lose their line breaks, so it runs to the end of its line or of its sentence.
 _COMMENT = re.compile(r"(?<![\d\s])%[^\n.!?]*|(?<=\s)%(?=[A-Za-z])[^\n.!?]*")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
-_SPACE = re.compile(r"\s+")
 _EMPTY_BRACKETS = re.compile(r"\(\s*[,;:]?\s*\)|\[\s*\]")
 _SPACE_BEFORE = re.compile(r"\s+([,.;:!?)])")
 _OPEN_SPACE = re.compile(r"\(\s+")
@@ -48,8 +48,13 @@ _OPEN_SPACE = re.compile(r"\(\s+")
 
 def normalize_space(text: str) -> str:
     """Unicode NFC, invisible characters dropped, every run of white space one space."""
-    text = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
-    return _SPACE.sub(" ", text).strip()
+    return _single_spaced(_INVISIBLE.sub("", unicodedata.normalize("NFC", text)))
+
+
+def _single_spaced(text: str) -> str:
+    # every run of white space one space, none at the ends: re.sub(r"\s+", " ", text).strip(),
+    # faster (str.split and re's \s take the same characters as white space)
+    return " ".join(text.split())
 
 
 def find_urls(text: str) -> tuple[str, ...]:
@@ -82,7 +87,9 @@ def clean_text(text: str) -> str:
     >>> clean_text(r"We use \\emph{\\small Random Reshuffling} and ***Atom Theory*** ($R^2$).")
     'We use Random Reshuffling and Atom Theory.'
     """
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_TYPOGRAPHIC)
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    if _HAS_TYPOGRAPHIC.search(text):  # translate looks up every character: only when needed
+        text = text.translate(_TYPOGRAPHIC)
     # Each pattern runs only when the character it needs is there: most abstracts have no markup.
     if "](" in text:
         text = _MD_LINK.sub(lambda m: m.group(1), text)
@@ -112,11 +119,11 @@ def clean_text(text: str) -> str:
             text = _MD_EMPHASIS.sub(lambda m: m.group(2), text)
     if "<" in text:
         text = _HTML_TAG.sub(" ", text)
-    text = _SPACE.sub(" ", text).strip()
+    text = _single_spaced(text)
     # Empty brackets left where math or a URL stood, and space before punctuation.
     if "(" in text or "[" in text:
         text = _EMPTY_BRACKETS.sub("", text)
     text = _SPACE_BEFORE.sub(r"\1", text)
     if "(" in text:
         text = _OPEN_SPACE.sub("(", text)
-    return _SPACE.sub(" ", text).strip()
+    return _single_spaced(text)
