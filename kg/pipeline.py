@@ -146,6 +146,23 @@ class _Staging:
         """Where the output *name* was written, until `commit`."""
         return self._staged[name]
 
+    def written(self) -> dict[str, tuple[str, str]]:
+        """Each file written so far: name -> (temporary path, SHA-256), for `adopt`."""
+        return {name: (str(tmp), self.sha256[name]) for name, tmp in self._staged.items() if name in self.sha256}
+
+    def adopt(self, written: dict[str, tuple[str, str]]) -> None:
+        """Take over files another process wrote into this folder (its `written`)."""
+        for name, (tmp, digest) in written.items():
+            self._staged[name] = Path(tmp)
+            self.sha256[name] = digest
+
+    def discard_stale(self, names: Sequence[str]) -> None:
+        """Remove the temporary files of *names* that a stopped writer left (not adopted)."""
+        for name in names:
+            for stale in self.out.glob(f".{name}.*.tmp"):
+                if stale != self._staged.get(name):
+                    stale.unlink(missing_ok=True)
+
     def commit(self) -> list[Path]:
         """Rename every written file into place; their final paths, in `OUTPUT_FILES` order."""
         names = [name for name in OUTPUT_FILES if name in self._staged]
@@ -164,16 +181,22 @@ class _Staging:
         self._staged.clear()
 
 
-def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg",
-                  rdf_written: Callable[[], None] | None = None) -> None:
+def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> None:
     """Write every output file of a build, one at a time, each to the binary file that
-    ``open_output(name)`` (a context manager) gives; *rdf_written* is called once the RDF files are."""
+    ``open_output(name)`` (a context manager) gives."""
     from kg.rdf import write_rdf
-    from kg.view import render_html
 
     write_rdf(G, open_output, base=base)
-    if rdf_written is not None:
-        rdf_written()
+    _emit_views(G, open_output, records=records, stats=stats, title=title)
+
+
+VIEW_FILES = ("graph.html", "keyphrases.jsonl", "graph.json", "stats.json")  # the outputs that are not RDF
+
+
+def _emit_views(G: nx.Graph, open_output, *, records: list[dict], stats: dict, title: str = "kg") -> None:
+    """Write the `VIEW_FILES` of a build, as `_emit_outputs` does."""
+    from kg.view import render_html
+
     with open_output("graph.html") as f:
         f.write(render_html(G, title=title).encode("utf-8"))
     with open_output("keyphrases.jsonl") as f:
@@ -201,6 +224,66 @@ def write_outputs(G: nx.Graph, out: Path, *, records: list[dict], stats: dict, b
         return staging.commit()
     finally:
         staging.discard()
+
+
+class _Forked:
+    """``fn()`` run in a forked copy of this process (it sees everything this one holds, without
+    copying), whose result `result` gives, or whose exception it raises. Where the platform
+    cannot fork, ``fn()`` runs at once, in this process."""
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        import multiprocessing
+
+        self._proc = None
+        if "fork" not in multiprocessing.get_all_start_methods():
+            self._now = _outcome(fn)
+            return
+        ctx = multiprocessing.get_context("fork")
+        self._recv, send = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_send_outcome, args=(fn, send), daemon=True)
+        self._proc.start()
+        send.close()
+
+    def result(self):
+        if self._proc is None:
+            kind, value = self._now
+        else:
+            try:
+                kind, value = self._recv.recv()
+            except EOFError:
+                self._proc.join()
+                raise OutputError(f"the process writing the outputs stopped (exit code {self._proc.exitcode}); "
+                                  "the previous outputs are unchanged") from None
+            finally:
+                self._recv.close()
+            self._proc.join()
+        if kind == "error":
+            raise value
+        return value
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            self._proc.terminate()
+            self._proc.join()
+
+
+def _outcome(fn):
+    try:
+        return "ok", fn()
+    except BaseException as e:  # given to the caller of result()
+        return "error", e
+
+
+def _send_outcome(fn, send) -> None:
+    import pickle
+
+    kind, value = _outcome(fn)
+    try:
+        message = pickle.dumps((kind, value))
+    except Exception:  # an exception that does not pickle
+        message = pickle.dumps(("error", OutputError(f"writing the outputs failed: {value!r}")))
+    send.send_bytes(message)
+    send.close()
 
 
 def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, use_cache, out, executor="local"):
@@ -351,7 +434,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         if not k.keyphrases:
             src = p.sources[0]
             warnings.append(Diagnostic(src.file, str(src).partition(", ")[2], f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts"))
-    stats = graph_stats(G) | {
+    stats_input = {
         "input": {
             "files": list(report.files),
             "records_read": report.records_read,
@@ -363,21 +446,33 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         "model": model_name,
         "settings": metadata["settings"],
     }
-    records = keyphrase_records(G, papers, found, index.assignment)
-    del found, index, concepts  # the graph holds what the outputs need
     staging = _Staging(Path(out))
-    loading = None
 
-    def rdf_written() -> None:  # the on-disk Oxigraph store that kg query and kg serve read,
-        nonlocal loading  # loaded from graph.nt while the other outputs are written
-        if store:
-            from kg.serve import StoreLoad
+    def views() -> tuple[dict, dict]:
+        # the files that are not RDF, with the figures that go into stats.json: written by a
+        # second process (when the platform can fork) while this one writes the RDF
+        try:
+            stats = graph_stats(G) | stats_input
+            records = keyphrase_records(G, papers, found, index.assignment)
+            _emit_views(G, staging.open, records=records, stats=stats, title="kg")
+        except BaseException:
+            staging.discard()
+            raise
+        return stats, staging.written()
+
+    loading = side = None
+    try:
+        side = _Forked(views)
+        del found, index, concepts  # the graph holds what the RDF needs
+        from kg.rdf import write_rdf
+
+        write_rdf(G, staging.open, base=base)
+        if store:  # the on-disk Oxigraph store that kg query and kg serve read, loaded from
+            from kg.serve import StoreLoad  # graph.nt while the other outputs are written
 
             loading = StoreLoad(out, staging.path("graph.nt"))
-
-    try:
-        _emit_outputs(G, staging.open, records=records, stats=stats, base=base, rdf_written=rdf_written)
-        del records
+        stats, written = side.result()
+        staging.adopt(written)
         cache_dir = Path(out) / ".cache"
         if key is not None:
             forget_manifest(cache_dir)  # a build stopped halfway leaves no manifest to trust
@@ -388,7 +483,10 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
             built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
             write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
     except BaseException:
+        if side is not None:
+            side.stop()
         staging.discard()
+        staging.discard_stale(VIEW_FILES)
         if loading is not None:
             loading.discard()
         raise

@@ -32,6 +32,27 @@ def test_a_failed_build_leaves_the_previous_outputs_whole(tmp_path, hash_embedde
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
+def test_a_killed_view_writer_is_an_output_error_and_leaves_the_previous_outputs_whole(tmp_path, hash_embedder, nlp, monkeypatch):
+    # The HTML, graph.json, keyphrases.jsonl and stats.json are written by a forked process while
+    # the build writes the RDF; if that process dies, the build says so and changes nothing.
+    import os
+
+    out = tmp_path / "out"
+    kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    parent = os.getpid()
+
+    def dies(*args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(3)
+        raise AssertionError("the HTML is rendered in the forked process")
+
+    monkeypatch.setattr(kg.view, "render_html", dies)
+    with pytest.raises(OutputError, match=r"the process writing the outputs stopped \(exit code 3\); the previous outputs are unchanged"):
+        kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
+
+
 def test_a_write_error_is_an_output_error_and_leaves_no_temporary_file(tmp_path, hash_embedder, nlp, monkeypatch):
     out = tmp_path / "out"
     kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
