@@ -155,9 +155,17 @@ _SPLIT = re.compile(r"[\s\-_/]+")
 _STRIP = re.compile(r"^[^\w+#]+|[^\w+#]+$")
 
 
+_DASH = re.compile("[" + "".join(map(chr, _DASHES)) + "]")
+
+
 def _words(phrase: str) -> list[str]:
-    phrase = unicodedata.normalize("NFKC", phrase).translate(_DASHES)
-    return [w for w in (_STRIP.sub("", w) for w in _SPLIT.split(phrase)) if w]
+    phrase = _DASH.sub("-", unicodedata.normalize("NFKC", phrase))
+    return [w for w in map(_strip, _SPLIT.split(phrase)) if w]
+
+
+@lru_cache(maxsize=1 << 18)  # words repeat across a corpus's phrases far more than phrases do
+def _strip(word: str) -> str:
+    return _STRIP.sub("", word)
 
 
 def normalize_phrase(phrase: str) -> str:
@@ -174,16 +182,24 @@ def normalize_phrase(phrase: str) -> str:
 
 @lru_cache(maxsize=1 << 18)  # a corpus repeats its phrases (and add_broader their suffixes) many times
 def _normalize(phrase: str) -> str:
-    previous, key = None, phrase
-    while key != previous:  # a fixed point, so that normalizing twice changes nothing
-        previous = key
-        # a plural acronym (ReLUs, GANs) loses its s before case goes
-        words = [(w[:-1] if len(w) > 2 and w.endswith("s") and w[-2].isupper() else w).lower() for w in _words(key)]
-        words = [_BRITISH.get(w) or (w if _ISE_IN_BOTH.search(w) else _BRITISH_SUFFIX.sub(r"iz\1", w)) for w in words]
-        if words:
-            words[-1] = singularize(words[-1])
-        key = " ".join(w for w in (_STRIP.sub("", w) for w in words) if w)
-    return key
+    key = _normalize_once(phrase)
+    # a fixed point, so that normalizing twice changes nothing (most keys are met again: cached)
+    return key if key == phrase else _normalize(key)
+
+
+def _normalize_once(phrase: str) -> str:
+    words = [_word_key(w) for w in _words(phrase)]
+    if words:
+        words[-1] = singularize(words[-1])
+    return " ".join(w for w in map(_strip, words) if w)
+
+
+@lru_cache(maxsize=1 << 18)
+def _word_key(word: str) -> str:
+    """A word of a phrase lowercase and in American spelling; a plural acronym (ReLUs, GANs)
+    loses its s before case goes."""
+    word = (word[:-1] if len(word) > 2 and word.endswith("s") and word[-2].isupper() else word).lower()
+    return _BRITISH.get(word) or (word if "is" not in word or _ISE_IN_BOTH.search(word) else _BRITISH_SUFFIX.sub(r"iz\1", word))
 
 
 def is_filler(phrase: str) -> bool:
