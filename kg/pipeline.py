@@ -466,11 +466,14 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         del found, index, concepts  # the graph holds what the RDF needs
         from kg.rdf import write_rdf
 
-        write_rdf(G, staging.open, base=base)
-        if store:  # the on-disk Oxigraph store that kg query and kg serve read, loaded from
-            from kg.serve import StoreLoad  # graph.nt while the other outputs are written
+        def rdf_written(name: str) -> None:
+            nonlocal loading
+            if store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
+                from kg.serve import StoreLoad  # serve read, loaded while the other files are written
 
-            loading = StoreLoad(out, staging.path("graph.nt"))
+                loading = StoreLoad(out, staging.path("graph.nt"))
+
+        write_rdf(G, staging.open, base=base, written=rdf_written)
         stats, written = side.result()
         staging.adopt(written)
         cache_dir = Path(out) / ".cache"

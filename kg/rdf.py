@@ -300,10 +300,11 @@ def in_memory(write: Callable[[Callable], None]) -> dict[str, bytes]:
     return out
 
 
-def write_rdf(G: nx.Graph, open_output, *, base: str | None = None) -> None:
-    """Write each RDF output file of *G* (`rdf_files`), one after the other in `FORMATS` order,
-    to the binary file that ``open_output(name)`` (a context manager) gives: no file's text is
-    held whole in memory (at 10,000 papers the three come to ~400 MB)."""
+def write_rdf(G: nx.Graph, open_output, *, base: str | None = None, written: Callable[[str], None] | None = None) -> None:
+    """Write each RDF output file of *G* (`rdf_files`), one after the other (``graph.nt``
+    first), to the binary file that ``open_output(name)`` (a context manager) gives: no file's
+    text is held whole in memory (at 10,000 papers the three come to ~400 MB). *written* is
+    called with each file's name once it is written (a store can load ``graph.nt`` meanwhile)."""
     import pyoxigraph as ox
 
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
@@ -318,9 +319,11 @@ def write_rdf(G: nx.Graph, open_output, *, base: str | None = None) -> None:
         "graph.nt": lambda f: ox.serialize(triples(), f, format=ox.RdfFormat.N_TRIPLES),
         "graph.jsonld": lambda f: _jsonld(groups, names, f),
     }
-    for name in FORMATS:
+    for name in ("graph.nt", "graph.ttl", "graph.jsonld"):
         with open_output(name) as f:
             writers[name](f)
+        if written is not None:
+            written(name)
 
 
 class _SortedHead:
