@@ -69,6 +69,8 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("iri", [concept("federated-learning")]),
         ("narrower-only", ["label=language model"]),             # no paper of its own: nothing co-occurs
         ("none", []),
+        ("top", ["label=LLM", "top=3"]),                         # cut among the concepts sharing one paper
+        ("all", [concept("stochastic-gradient-descent"), "top=0"]),  # 0: every co-occurring concept
     ],
     "shared-venue-concepts": [
         ("default", []),                                         # the concepts with the most papers (all, here)
@@ -342,6 +344,56 @@ def test_cooccurrence_agrees_with_the_graph(store, graph):
                 got.add((pair, int(r["papers"])))
     want = {((u, v) if u < v else (v, u), d["count"]) for u, v, d in graph.edges(data=True) if d["kind"] == "cooccurs"}
     assert got == want
+
+
+def test_cooccurring_top_is_a_prefix_of_all(store, graph):
+    """cooccurring-concepts with ?top=k gives the first k rows of the full answer (top=0), for
+    every concept of the fixture and every k, ties at the cut included."""
+    for node, d in graph.nodes(data=True):
+        if d["kind"] != "concept":
+            continue
+        asked = concept(node.partition(":")[2])
+        strip = lambda r: [row[:-1] for row in r.rows]  # all but ?top
+        everything = strip(run(store, "cooccurring-concepts", [asked, "top=0"]))
+        assert strip(run(store, "cooccurring-concepts", [asked])) == everything  # default 100: all, here
+        for k in range(1, len(everything) + 2):
+            assert strip(run(store, "cooccurring-concepts", [asked, f"top={k}"])) == everything[:k], (node, k)
+
+
+def test_cooccurring_default_is_the_first_100():
+    """A concept co-occurring with 130 others (40 in two papers, 90 in one): by default the 100
+    with the most shared papers, ties by label (the 40, then the first 60 of the 90); ?top=0 all
+    130. The query before ?top returned all 130 and took no ?top."""
+    from kg.concepts import merge_concepts
+    from kg.extract import Keyphrase, PaperKeyphrases
+    from kg.graph import build_graph
+    from kg.sources import Paper
+
+    hub = "graph coarsening"
+    others = [f"method {chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(130)]
+    shared = {x: 2 if i % 13 < 4 else 1 for i, x in enumerate(others)}  # 40 with two papers
+    papers, keyphrases, extractions = [], [], []
+    for x in others:
+        for _ in range(shared[x]):
+            pid = f"p{len(papers):015x}"
+            mine = [hub, x]
+            papers.append(Paper(pid, f"{hub} with {x} ({pid})", ". ".join(mine), venue="V", year=2026))
+            keyphrases.append(PaperKeyphrases(pid, tuple(Keyphrase(k, 0.5, r) for r, k in enumerate(mine, 1))))
+            extractions.append((pid, mine, ()))
+    G = build_graph(papers, keyphrases, merge_concepts(extractions), {p.id: p.id for p in papers})
+    big = ox.Store()
+    big.load(serialize(to_rdf(G), "nt").encode(), format=ox.RdfFormat.N_TRIPLES)
+    hub_node = next(n for n, d in G.nodes(data=True) if d["kind"] == "concept" and d["label"] == hub)
+    label = lambda n: G.nodes[n]["label"]
+    iri = lambda n: f"{DEFAULT_BASE}concept/{n.partition(':')[2]}"
+    edges = [(v if u == hub_node else u, d["count"]) for u, v, d in G.edges(hub_node, data=True) if d["kind"] == "cooccurs"]
+    want = [(iri(n), label(n), str(c)) for n, c in sorted(edges, key=lambda e: (-e[1], label(e[0]).lower(), iri(e[0])))]
+    assert len(want) == 130 and [c for _, _, c in want].count("2") == 40
+    got = lambda binds: [(r["other"], r["otherLabel"], r["papers"]) for r in rows(run(big, "cooccurring-concepts", binds))]
+    assert got([f"label={hub}"]) == want[:100]
+    assert got([f"label={hub}", "top=0"]) == want
+    assert got([f"label={hub}", "top=45"]) == want[:45]
+    assert got([concept(hub_node.partition(":")[2]), "top=131"]) == want
 
 
 @pytest.mark.parametrize("fmt", ["nt", "json-ld"])
