@@ -133,10 +133,10 @@ def _add_cooccurrence(G: nx.Graph) -> None:
         pairs.update((a, b) for i, a in enumerate(found) for b in found[i + 1:])
     if not pairs:
         return
-    nodes = G.nodes
+    papers = {c: G.nodes[c]["papers"] for found in concepts_of.values() for c in found}
     edges = []
     for (a, b), n in sorted(pairs.items()):
-        association = round(n / math.sqrt(nodes[a]["papers"] * nodes[b]["papers"]), 4)
+        association = round(n / math.sqrt(papers[a] * papers[b]), 4)
         edges.append((a, b, {"kind": "cooccurs", "count": n, "association": association, "related": False}))
     _related(edges)
     G.add_edges_from(edges)
