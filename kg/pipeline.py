@@ -229,20 +229,25 @@ def write_outputs(G: nx.Graph, out: Path, *, records: list[dict], stats: dict, b
 class _Forked:
     """``fn()`` run in a forked copy of this process (it sees everything this one holds, without
     copying), whose result `result` gives, or whose exception it raises. Where the platform
-    cannot fork, ``fn()`` runs at once, in this process."""
+    cannot fork (or a fork fails), ``fn()`` runs at once, in this process."""
 
     def __init__(self, fn: Callable[[], object]) -> None:
         import multiprocessing
 
         self._proc = None
-        if "fork" not in multiprocessing.get_all_start_methods():
+        if "fork" in multiprocessing.get_all_start_methods():
+            ctx = multiprocessing.get_context("fork")
+            self._recv, send = ctx.Pipe(duplex=False)
+            try:
+                proc = ctx.Process(target=_send_outcome, args=(fn, send), daemon=True)
+                proc.start()
+                self._proc = proc
+            except OSError:  # no memory or process left for a fork
+                self._recv.close()
+            finally:
+                send.close()
+        if self._proc is None:
             self._now = _outcome(fn)
-            return
-        ctx = multiprocessing.get_context("fork")
-        self._recv, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_send_outcome, args=(fn, send), daemon=True)
-        self._proc.start()
-        send.close()
 
     def result(self):
         if self._proc is None:

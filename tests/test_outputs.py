@@ -151,3 +151,18 @@ def test_files_written_one_at_a_time_are_the_bytes_of_the_in_memory_renderers(tm
     assert rendered == written
     manifest = json.loads((tmp_path / "out" / ".cache" / "manifest.json").read_text())
     assert {n: o["sha256"] for n, o in manifest["outputs"].items()} == {n: hashlib.sha256(d).hexdigest() for n, d in written.items()}
+
+
+def test_a_failed_fork_writes_the_outputs_in_the_process(tmp_path, hash_embedder, nlp, monkeypatch):
+    # Where no second process can be started, the build writes every output itself: the same bytes.
+    import multiprocessing.process
+
+    a = kg.build([abstracts(tmp_path)], tmp_path / "a", embedder=hash_embedder, nlp=nlp)
+
+    def no_fork(self):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", no_fork)
+    b = kg.build([abstracts(tmp_path)], tmp_path / "b", embedder=hash_embedder, nlp=nlp)
+    for name in ("graph.nt", "graph.html", "graph.json", "keyphrases.jsonl", "stats.json"):
+        assert (a.out / name).read_bytes() == (b.out / name).read_bytes(), name
