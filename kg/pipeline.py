@@ -120,11 +120,9 @@ class _Staging:
             self.out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"{self.out}: cannot create the output folder ({e.strerror})") from e
-        for name in OUTPUT_FILES:  # temporary files a killed build left behind
-            for stale in self.out.glob(f".{name}.*.tmp"):
-                stale.unlink(missing_ok=True)
         self._staged: dict[str, Path] = {}
         self.sha256: dict[str, str] = {}  # name -> hex digest of each file written
+        self.discard_stale(OUTPUT_FILES)  # temporary files a killed build left behind
 
     @contextmanager
     def open(self, name: str):
@@ -456,13 +454,10 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
     def views() -> tuple[dict, dict]:
         # the files that are not RDF, with the figures that go into stats.json: written by a
         # second process (when the platform can fork) while this one writes the RDF
-        try:
-            stats = graph_stats(G) | stats_input
-            records = keyphrase_records(G, papers, found, index.assignment)
-            _emit_views(G, staging.open, records=records, stats=stats, title="kg")
-        except BaseException:
-            staging.discard()
-            raise
+        # (on failure, the except below removes what it wrote)
+        stats = graph_stats(G) | stats_input
+        records = keyphrase_records(G, papers, found, index.assignment)
+        _emit_views(G, staging.open, records=records, stats=stats, title="kg")
         return stats, staging.written()
 
     loading = side = None

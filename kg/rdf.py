@@ -27,7 +27,7 @@ from kg.errors import KGError
 __all__ = ["DEFAULT_BASE", "VENUE_RANKS", "KGV", "to_rdf", "serialize", "FORMATS", "check_base", "statements", "rdf_files", "write_rdf", "prefixes"]
 
 DEFAULT_BASE = "https://example.org/kg/"
-FORMATS = {"graph.ttl": "turtle", "graph.nt": "nt", "graph.jsonld": "json-ld"}
+FORMATS = {"graph.nt": "nt", "graph.ttl": "turtle", "graph.jsonld": "json-ld"}  # in the order write_rdf writes them
 VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
 CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net", "gitee.com")
 
@@ -319,7 +319,7 @@ def write_rdf(G: nx.Graph, open_output, *, base: str | None = None, written: Cal
         "graph.nt": lambda f: ox.serialize(triples(), f, format=ox.RdfFormat.N_TRIPLES),
         "graph.jsonld": lambda f: _jsonld(groups, names, f),
     }
-    for name in ("graph.nt", "graph.ttl", "graph.jsonld"):
+    for name in FORMATS:
         with open_output(name) as f:
             writers[name](f)
         if written is not None:
