@@ -10,7 +10,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import networkx as nx
@@ -190,7 +190,7 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
     shared = [c for c in concepts if linked.degree(c) >= 2]
     connected_papers = {p for c in shared for p in linked[c]}
     # Papers that meet another paper at a concept or at a broader concept above theirs.
-    reach = papers_under(G)
+    reach = papers_under(G, subject)
     meeting = {p for members in reach.values() if len(members) >= 2 for p in members}
     # Concepts that two or more papers reach (directly or through narrower concepts), or that
     # hang below such a concept.
@@ -218,15 +218,16 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
     }
 
 
-def papers_under(G: nx.Graph) -> dict[str, set[str]]:
+def papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]] | None = None) -> dict[str, set[str]]:
     """For each concept some paper reaches, the papers linked to it or to a concept below it
-    (``skos:broader``, transitively)."""
+    (``skos:broader``, transitively). *subject*: G's paper-concept edges, if the caller has them."""
+    if subject is None:
+        subject = ((u, v) for u, v, d in G.edges(data=True) if d["kind"] == "subject")
     reach: dict[str, set[str]] = {}
-    for u, v, d in G.edges(data=True):
-        if d["kind"] == "subject":
-            paper, concept = (u, v) if G.nodes[u]["kind"] == "paper" else (v, u)
-            for ancestor in _ancestors(G, concept):
-                reach.setdefault(ancestor, set()).add(paper)
+    for u, v in subject:
+        paper, concept = (u, v) if G.nodes[u]["kind"] == "paper" else (v, u)
+        for ancestor in _ancestors(G, concept):
+            reach.setdefault(ancestor, set()).add(paper)
     return reach
 
 
