@@ -148,34 +148,20 @@ def bench_incremental(largest, work: Path) -> None:
     extra.unlink()
 
 
-def bindable(text: str) -> set[str]:
-    """The variables a query file's header lists under "Bindings" (``#   ?name  what it is``)."""
-    names, inside = set(), False
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        if line.startswith("# Bindings"):
-            inside = True
-        elif re.match(r"# \S", line):
-            inside = False
-        elif inside and (m := re.match(r"#\s+\?(\w+)\s", line)):
-            names.add(m.group(1))
-    return names
-
-
 def bench_sparql(out: Path, runs: int) -> None:
     import pyoxigraph as ox
     from rdflib import Graph
 
-    from kg.sparql import find_query, list_queries, load_store, run_query
+    from kg.serve import canned_queries
+    from kg.sparql import load_store, run_query
 
     store = load_store(out / "graph.ttl")
     first_paper = next(iter(store.query("SELECT ?p WHERE { ?p a <https://schema.org/ScholarlyArticle> } LIMIT 1")))["p"]
     g = None
-    for name in list_queries():
-        text = find_query(name).read_text()
+    for query in canned_queries():  # each with the variables its header lists under "Bindings"
+        name, text = query["name"], query["text"]
         binds = []
-        takes = bindable(text)
+        takes = {v["name"] for v in query["variables"]}
         if "label" in takes:
             binds = ["label=neural networks"]
         elif "paper" in takes:
