@@ -469,7 +469,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         def rdf_written(name: str) -> None:
             nonlocal loading
             if store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
-                from kg.serve import StoreLoad  # serve read, loaded while the other files are written
+                from kg.serve import StoreLoad  # serve read, made while the other files are written
 
                 loading = StoreLoad(out, staging.path("graph.nt"))
 
@@ -480,7 +480,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         if key is not None:
             forget_manifest(cache_dir)  # a build stopped halfway leaves no manifest to trust
         if loading is not None:
-            loading.wait()  # it reads graph.nt's temporary file
+            loading.ready()  # it reads graph.nt's temporary file; a store that failed fails the build
         files = staging.commit()
         if key is not None:
             built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]

@@ -166,3 +166,122 @@ def test_a_failed_fork_writes_the_outputs_in_the_process(tmp_path, hash_embedder
     b = kg.build([abstracts(tmp_path)], tmp_path / "b", embedder=hash_embedder, nlp=nlp)
     for name in ("graph.nt", "graph.html", "graph.json", "keyphrases.jsonl", "stats.json"):
         assert (a.out / name).read_bytes() == (b.out / name).read_bytes(), name
+
+
+
+# ---------------------------------------------------------------------------- the store of a rebuild
+
+
+def _store_triples(folder):
+    """The triples of the store Oxigraph keeps in *folder*, as sorted N-Quads lines."""
+    import pyoxigraph as ox
+
+    store = ox.Store.read_only(str(folder / "data"))
+    return sorted(ox.serialize(store.quads_for_pattern(None, None, None), format=ox.RdfFormat.N_QUADS).splitlines())
+
+
+def _clean_load(nt, where):
+    """The triples of a store that *nt* is loaded into whole, as `_store_triples` gives them."""
+    import pyoxigraph as ox
+
+    where.mkdir()
+    store = ox.Store(str(where / "data"))
+    store.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
+    del store
+    return _store_triples(where)
+
+
+def _two_builds(tmp_path, hash_embedder, nlp):
+    """A build of the seeds with its store in out/, and the graph.nt of the seeds and two more
+    abstracts in next/ (about 6 % of its lines are new or changed)."""
+    import shutil
+    from pathlib import Path
+
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "seeds", src)
+    out = tmp_path / "out"
+    kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    (src / "more.txt").write_text("ICLR 2026\n\nSparse autoencoders find features in language models.\n\n"
+                                  "Graph neural networks pass messages along the bonds of molecules.\n")
+    kg.build([src], tmp_path / "next", embedder=hash_embedder, nlp=nlp, store=False)
+    return src, out, tmp_path / "next" / "graph.nt"
+
+
+def test_a_store_up_to_date_with_the_previous_graph_is_updated_to_what_a_clean_load_holds(tmp_path, hash_embedder, nlp):
+    # The store of a rebuild is the previous one (copied) with the triples of the lines that
+    # changed removed and added, made in a second process, when the previous one is up to date.
+    import shutil
+
+    from kg.serve import StoreLoad
+
+    src, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
+    previous = _store_triples(out / "store")
+    load = StoreLoad(out, nt)
+    load.wait()
+    assert load.how == "updated"
+    shutil.copyfile(nt, out / "graph.nt")  # as the build's commit does
+    info = load.finish()
+    assert info.reloaded and info.triples == len(nt.read_bytes().splitlines())
+    assert _store_triples(out / "store") == _clean_load(nt, tmp_path / "clean") != previous
+    assert not list(out.glob(".store-*"))
+    # kg build itself: the same store as a clean load of the new graph.nt
+    (src / "more.txt").write_text("ICLR 2026\n\nDiffusion models generate images from noise.\n")
+    kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert _store_triples(out / "store") == _clean_load(out / "graph.nt", tmp_path / "clean-2")
+    # a store that is not up to date with graph.nt is loaded whole
+    (out / "graph.nt").touch()
+    load = StoreLoad(out, nt)
+    load.wait()
+    assert load.how == "loaded"
+    load.discard()
+    assert not list(out.glob(".store-*"))
+
+
+def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, hash_embedder, nlp, monkeypatch):
+    from kg import serve
+
+    _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
+    removed, added, lines = serve._changed_lines(out / "graph.nt", nt)
+    share = (len(removed) + len(added)) / lines
+    assert 0 < share < serve._MAX_CHANGED
+    monkeypatch.setattr(serve, "_MAX_CHANGED", share * 0.99)
+    (tmp_path / "a").mkdir()
+    assert serve._update_in_process(tmp_path / "a", nt=nt, previous=out / "store" / "data", previous_nt=out / "graph.nt") is None
+    assert list((tmp_path / "a").iterdir()) == []
+    monkeypatch.setattr(serve, "_MAX_CHANGED", share)
+    (tmp_path / "b").mkdir()
+    assert serve._update_in_process(tmp_path / "b", nt=nt, previous=out / "store" / "data", previous_nt=out / "graph.nt") == lines
+    assert _store_triples(tmp_path / "b") == _clean_load(nt, tmp_path / "clean")
+
+
+@pytest.mark.parametrize("how, error", [
+    ("import os; os._exit(4)", r"the process updating the store stopped \(exit code 4\); the previous outputs are unchanged"),
+    ("import sys; sys.stderr.write('x.nt: oxigraph could not update the store from it (disk full)\\n'); sys.exit(5)",
+     r"^x\.nt: oxigraph could not update the store from it \(disk full\)$"),
+])
+def test_a_failed_store_update_is_an_output_error_and_leaves_the_previous_outputs_and_store_whole(
+        tmp_path, hash_embedder, nlp, monkeypatch, how, error):
+    import sys
+
+    from kg import serve
+
+    out = tmp_path / "out"
+    kg.build([abstracts(tmp_path, 4)], out, embedder=hash_embedder, nlp=nlp)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    store_before = _store_triples(out / "store")
+    monkeypatch.setattr(serve, "_update_command", lambda *args, **kwargs: [sys.executable, "-c", how])
+    with pytest.raises(OutputError, match=error):
+        kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
+    assert _store_triples(out / "store") == store_before
+    assert not list(out.glob(".store-*"))
+
+
+def test_changed_lines_are_those_of_one_file_only(tmp_path):
+    from kg.serve import _changed_lines
+
+    old, new = tmp_path / "old.nt", tmp_path / "new.nt"
+    old.write_bytes(b'<a> <p> <b> .\n<a> <p> <c> .\n<d> <p> "x" .\n')
+    new.write_bytes(b'<a> <p> <c> .\n<e> <p> <f> .\n<d> <p> "x" .\n<d> <p> "y" .\n')
+    assert _changed_lines(old, new) == ([b"<a> <p> <b> .\n"], [b"<e> <p> <f> .\n", b'<d> <p> "y" .\n'], 4)
+    assert _changed_lines(new, new) == ([], [], 4)
