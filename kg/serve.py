@@ -295,20 +295,23 @@ def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: P
     return triples
 
 
-def _update_command(folder: Path, *, nt: Path, previous: Path, previous_nt: Path) -> list[str]:
-    """The command that runs `_update_in_process` in a new Python process (`_update_main`)."""
-    return [sys.executable, "-c", "import sys; from kg.serve import _update_main; sys.exit(_update_main(sys.argv[1:]))",
-            *(str(Path(p).absolute()) for p in (folder, nt, previous, previous_nt))]
+def _store_command(folder: Path, *, nt: Path, previous: Path | None = None, previous_nt: Path | None = None) -> list[str]:
+    """The command that makes a store at *folder*/data from *nt* in a new Python process (`_store_main`)."""
+    paths = (folder, nt) if previous is None or previous_nt is None else (folder, nt, previous, previous_nt)
+    return [sys.executable, "-c", "import sys; from kg.serve import _store_main; sys.exit(_store_main(sys.argv[1:]))",
+            *(str(Path(p).absolute()) for p in paths)]
 
 
-def _update_main(argv: Sequence[str]) -> int:
-    """`_update_in_process` as a program (FOLDER NT PREVIOUS PREVIOUS_NT), or `_load_in_process`
-    when too much changed: writes ``updated N`` or ``loaded N`` (N triples) to stdout; an
-    `OutputError` is its message on stderr and its exit code."""
-    folder, nt, previous, previous_nt = map(Path, argv)
+def _store_main(argv: Sequence[str]) -> int:
+    """A store made as a program (FOLDER NT [PREVIOUS PREVIOUS_NT]): `_update_in_process` when
+    a previous store is given, else (or when too much changed) `_load_in_process`. Writes
+    ``updated N`` or ``loaded N`` (N triples) to stdout; an `OutputError` is its message on
+    stderr and its exit code."""
+    folder, nt, *previous = map(Path, argv)
     try:
-        triples = _update_in_process(folder, nt=nt, previous=previous, previous_nt=previous_nt)
-        how = "updated"
+        triples, how = None, "updated"
+        if previous:
+            triples = _update_in_process(folder, nt=nt, previous=previous[0], previous_nt=previous[1])
         if triples is None:
             triples, how = _load_in_process(folder, nt=nt), "loaded"
     except OutputError as e:
@@ -423,16 +426,17 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
 class StoreLoad:
     """The store of a build being made while the build writes its other outputs: `kg build`
     starts it from the N-Triples file it has just written (*nt*, which must stay in place until
-    `wait` returns), into a temporary folder. When the folder's current store is up to date
-    with its current ``graph.nt`` (the previous build's), the new store is that one updated
-    with the lines that differ between the two files (`_update_in_process`), in a new Python
-    process, which has its own interpreter lock and none of RocksDB's threads (a forked copy of
-    a process that has opened a store would wait forever for them); otherwise it is loaded whole
-    in a thread (pyoxigraph's bulk loader runs outside the GIL). `finish`, once ``graph.nt`` is
-    written, records that file's size and mtime (the freshness marker `prepare_store` and
-    `kg.sparql.persistent_store` check) and renames the store into place, as `prepare_store`
-    would. `discard` drops it (a failed build). When pyoxigraph is not the ``oxigraph``
-    program's version, `finish` falls back to `prepare_store`.
+    `wait` returns), into a temporary folder, in a new Python process (`_store_main`): its
+    memory is not the build's, and it has its own interpreter lock and none of RocksDB's
+    threads (a forked copy of a process that has opened a store would wait forever for them).
+    When the folder's current store is up to date with its current ``graph.nt`` (the previous
+    build's), the new store is that one updated with the lines that differ between the two
+    files (`_update_in_process`); otherwise it is loaded whole. Where no process can be started
+    it is loaded in a thread of this one (pyoxigraph's bulk loader runs outside the GIL).
+    `finish`, once ``graph.nt`` is written, records that file's size and mtime (the freshness
+    marker `prepare_store` and `kg.sparql.persistent_store` check) and renames the store into
+    place, as `prepare_store` would. `discard` drops it (a failed build). When pyoxigraph is
+    not the ``oxigraph`` program's version, `finish` falls back to `prepare_store`.
     """
 
     def __init__(self, graph_dir: str | os.PathLike, nt: str | os.PathLike, *, oxigraph: str | None = None) -> None:
@@ -444,7 +448,7 @@ class StoreLoad:
         self._fd: int | None = None
         self._result: list = []
         self._thread: threading.Thread | None = None
-        self._update: subprocess.Popen | None = None
+        self._process: subprocess.Popen | None = None
         if not _same_library(self.version):
             return
         try:
@@ -454,13 +458,15 @@ class StoreLoad:
         self._tmp, self._fd = _new_store_folder(self.folder)
         tmp, nt = self._tmp, Path(nt)
         previous, previous_nt = self.folder / STORE, self.folder / "graph.nt"
-        if sys.executable and previous_nt.is_file() and _fresh(previous, _graph_source(previous_nt, self.version)) is not None:
-            command = _update_command(tmp, nt=nt, previous=previous / "data", previous_nt=previous_nt)
+        if previous_nt.is_file() and _fresh(previous, _graph_source(previous_nt, self.version)) is not None:
+            command = _store_command(tmp, nt=nt, previous=previous / "data", previous_nt=previous_nt)
+        else:
+            command = _store_command(tmp, nt=nt)
+        if sys.executable:
             try:
-                self._update = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                preexec_fn=_child_setup(os.getpid()), close_fds=True)
+                self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 return
-            except OSError:  # no process left: loaded whole, below
+            except OSError:  # no process left: loaded whole in this one, below
                 pass
 
         def run() -> None:
@@ -474,16 +480,16 @@ class StoreLoad:
 
     @property
     def _started(self) -> bool:
-        return self._thread is not None or self._update is not None
+        return self._thread is not None or self._process is not None
 
     def wait(self) -> None:
         """Wait until the N-Triples are read (the store is made)."""
         if self._thread is not None:
             self._thread.join()
             self.how = "loaded"
-        elif self._update is not None and not self._result:
-            out, err = self._update.communicate()
-            code, said = self._update.returncode, err.strip().splitlines()[-1:]
+        elif self._process is not None and not self._result:
+            out, err = self._process.communicate()
+            code, said = self._process.returncode, err.strip().splitlines()[-1:]
             if code == 0:
                 self.how, triples = out.split()
                 self._result.append(int(triples))
@@ -491,7 +497,7 @@ class StoreLoad:
                 self._result.append(OutputError(said[0]))
             else:
                 detail = f": {said[0]}" if said else ""
-                self._result.append(OutputError(f"the process updating the store stopped (exit code {code}{detail}); "
+                self._result.append(OutputError(f"the process making the store stopped (exit code {code}{detail}); "
                                                 "the previous outputs are unchanged"))
 
     def ready(self) -> None:
@@ -522,8 +528,8 @@ class StoreLoad:
             self._cleanup()
 
     def discard(self) -> None:
-        if self._update is not None and self._update.poll() is None:
-            self._update.kill()
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
         if self._started:
             self.wait()
             self._cleanup()
@@ -534,7 +540,7 @@ class StoreLoad:
             self._fd = None
         if self._tmp is not None and self._tmp.exists():
             shutil.rmtree(self._tmp, ignore_errors=True)
-        self._thread = self._update = None
+        self._thread = self._process = None
 
 
 # --------------------------------------------------------------------------------------------

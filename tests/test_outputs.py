@@ -255,7 +255,7 @@ def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, ha
 
 
 @pytest.mark.parametrize("how, error", [
-    ("import os; os._exit(4)", r"the process updating the store stopped \(exit code 4\); the previous outputs are unchanged"),
+    ("import os; os._exit(4)", r"the process making the store stopped \(exit code 4\); the previous outputs are unchanged"),
     ("import sys; sys.stderr.write('x.nt: oxigraph could not update the store from it (disk full)\\n'); sys.exit(5)",
      r"^x\.nt: oxigraph could not update the store from it \(disk full\)$"),
 ])
@@ -269,7 +269,7 @@ def test_a_failed_store_update_is_an_output_error_and_leaves_the_previous_output
     kg.build([abstracts(tmp_path, 4)], out, embedder=hash_embedder, nlp=nlp)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     store_before = _store_triples(out / "store")
-    monkeypatch.setattr(serve, "_update_command", lambda *args, **kwargs: [sys.executable, "-c", how])
+    monkeypatch.setattr(serve, "_store_command", lambda *args, **kwargs: [sys.executable, "-c", how])
     with pytest.raises(OutputError, match=error):
         kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
@@ -285,3 +285,17 @@ def test_changed_lines_are_those_of_one_file_only(tmp_path):
     new.write_bytes(b'<a> <p> <c> .\n<e> <p> <f> .\n<d> <p> "x" .\n<d> <p> "y" .\n')
     assert _changed_lines(old, new) == ([b"<a> <p> <b> .\n"], [b"<e> <p> <f> .\n", b'<d> <p> "y" .\n'], 4)
     assert _changed_lines(new, new) == ([], [], 4)
+
+
+def test_where_no_process_can_be_started_the_store_is_loaded_in_the_build_process(tmp_path, hash_embedder, nlp, monkeypatch):
+    from kg import serve
+    from kg.serve import StoreLoad
+
+    _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
+    monkeypatch.setattr(serve, "_store_command", lambda *args, **kwargs: [str(tmp_path / "no-such-program")])
+    load = StoreLoad(out, nt)
+    load.ready()
+    assert load.how == "loaded"
+    load.discard()
+    kg.build([abstracts(tmp_path, 3)], out, embedder=hash_embedder, nlp=nlp)
+    assert _store_triples(out / "store") == _clean_load(out / "graph.nt", tmp_path / "clean")
