@@ -267,8 +267,10 @@ def _changed_lines(old: Path, new: Path) -> tuple[list[bytes], list[bytes], int]
 def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: Path) -> int | None:
     """A new store at *folder*/data holding the N-Triples file *nt*: a copy of the store
     *previous* (loaded from *previous_nt*) with the triples of the lines that changed between
-    the two files removed and added; the triple count. None, and nothing made, when more than
-    `_MAX_CHANGED` of the lines changed: a store loaded whole is then the better one.
+    the two files removed and added; the triple count. None, and nothing left in *folder*,
+    when more than `_MAX_CHANGED` of the lines changed (a store loaded whole is then the better
+    one), or when the previous store cannot be read or does not hold what *previous_nt* says
+    (it was changed or damaged since): the caller loads *nt* whole instead.
 
     The copy is Oxigraph's backup, which hard-links the previous store's immutable files, and
     the previous store is only read. At 10,000 papers, 40 more abstracts change ~37,000 of
@@ -282,16 +284,18 @@ def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: P
     try:
         ox.Store.read_only(str(previous)).backup(str(data))
         store = ox.Store(str(data))
+        before = len(store)
         for quad in ox.parse(b"".join(removed), format=ox.RdfFormat.N_TRIPLES):
             store.remove(quad)
         store.extend(ox.parse(b"".join(added), format=ox.RdfFormat.N_TRIPLES))
         store.flush()
         triples = len(store)
         del store  # closes it
-    except (OSError, SyntaxError, ValueError) as e:
-        raise OutputError(f"{nt}: oxigraph could not update the store from it ({e})") from e
-    if triples != expected:
-        raise OutputError(f"{nt}: {expected} triples, but the updated store holds {triples}; the store was not replaced")
+    except (OSError, RuntimeError, SyntaxError, ValueError):  # RuntimeError: RocksDB's "Corruption: ..."
+        triples = before = None
+    if before != expected - len(added) + len(removed) or triples != expected:
+        shutil.rmtree(data, ignore_errors=True)
+        return None
     return triples
 
 

@@ -254,6 +254,26 @@ def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, ha
     assert _store_triples(tmp_path / "b") == _clean_load(nt, tmp_path / "clean")
 
 
+def test_a_damaged_previous_store_is_not_updated_but_loaded_whole(tmp_path, hash_embedder, nlp):
+    from kg.serve import StoreLoad
+
+    _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
+    tables = sorted((out / "store" / "data").glob("*.sst"))
+    assert tables
+    tables[-1].write_bytes(b"damaged")
+    load = StoreLoad(out, nt)
+    load.ready()
+    assert load.how == "loaded"
+    load.discard()
+    for table in tables:
+        table.unlink()
+    load = StoreLoad(out, nt)
+    load.ready()
+    assert load.how == "loaded"
+    load.discard()
+    assert not list(out.glob(".store-*"))
+
+
 @pytest.mark.parametrize("how, error", [
     ("import os; os._exit(4)", r"the process making the store stopped \(exit code 4\); the previous outputs are unchanged"),
     ("import sys; sys.stderr.write('x.nt: oxigraph could not update the store from it (disk full)\\n'); sys.exit(5)",
