@@ -307,6 +307,15 @@ def _store_command(folder: Path, *, nt: Path, previous: Path | None = None, prev
             *(str(Path(p).absolute()) for p in paths)]
 
 
+def _same_kg_env() -> dict[str, str]:
+    """This process's environment, with the folder this ``kg`` package was imported from first on
+    ``PYTHONPATH``, so that a new Python process imports the same kg (an installed one, a source
+    checkout, or one put on ``sys.path`` by a script)."""
+    here = str(Path(__file__).resolve().parent.parent)
+    rest = os.environ.get("PYTHONPATH")
+    return os.environ | {"PYTHONPATH": here + (os.pathsep + rest if rest else "")}
+
+
 def _store_main(argv: Sequence[str]) -> int:
     """A store made as a program (FOLDER NT [PREVIOUS PREVIOUS_NT]): `_update_in_process` when
     a previous store is given, else (or when too much changed) `_load_in_process`. Writes
@@ -469,7 +478,8 @@ class StoreLoad:
             command = _store_command(tmp, nt=nt)
         if sys.executable:
             try:
-                self._process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.PIPE, text=True, env=_same_kg_env())
                 return
             except OSError:  # no process left: loaded whole in this one, below
                 pass

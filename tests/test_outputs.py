@@ -319,3 +319,14 @@ def test_where_no_process_can_be_started_the_store_is_loaded_in_the_build_proces
     load.discard()
     kg.build([abstracts(tmp_path, 3)], out, embedder=hash_embedder, nlp=nlp)
     assert _store_triples(out / "store") == _clean_load(out / "graph.nt", tmp_path / "clean")
+
+
+def test_the_store_process_imports_the_kg_this_process_runs(tmp_path):
+    import subprocess
+    import sys
+
+    from kg.serve import _same_kg_env
+
+    run = subprocess.run([sys.executable, "-c", "import kg; print(kg.__file__)"], cwd=tmp_path, env=_same_kg_env(),
+                         capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == kg.__file__
