@@ -524,21 +524,19 @@ class StoreLoad:
     def finish(self) -> StoreInfo:
         if not self._started:
             return prepare_store(self.folder, oxigraph=self.exe)
-        self.wait()
         try:
-            outcome = self._result[0]
-            if isinstance(outcome, BaseException):
-                raise outcome
+            self.ready()
+            triples = self._result[0]
             nt = self.folder / "graph.nt"
             source = _graph_source(nt, self.version)
             lock = _FolderLock(self.folder)
             try:
                 lock.shared()
                 _exclusive(lock, self.folder)
-                _install(self.folder, self._tmp, source, outcome)
+                _install(self.folder, self._tmp, source, triples)
             finally:
                 lock.close()
-            return StoreInfo(self.folder / STORE / "data", outcome, True)
+            return StoreInfo(self.folder / STORE / "data", triples, True)
         finally:
             self._cleanup()
 
