@@ -1,8 +1,9 @@
-"""Where extraction runs: in this process, or on a Dask cluster, partition by partition.
+"""Where extraction runs: in a process of its own, in this one, or on a Dask cluster, partition by partition.
 
 Three executors, named by a spec (``kg build --executor``):
 
-- ``local``: in this process, one partition after the other (the default);
+- ``local``: one partition after the other, in this process or in a `ModelProcess` that
+  `kg.build` starts before it reads the abstracts (the default);
 - ``dask://HOST:PORT``: an existing Dask distributed scheduler and its workers;
 - ``dask-local[:N]``: a `distributed.LocalCluster` of N worker processes (one thread each),
   started and stopped by kg.
@@ -19,6 +20,9 @@ each one (`kg.pipeline` writes it to the extraction cache at once).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -27,12 +31,13 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from kg.errors import ExecutorError
+from kg.errors import ExecutorError, ModelError
 
 __all__ = [
     "DEFAULT_PARTITION_SIZE",
     "Executor",
     "ExecutorSpec",
+    "ModelProcess",
     "extract_partition",
     "open_executor",
     "parse_executor",
@@ -267,3 +272,124 @@ def _run(items, executor: Executor, *, settings, embedder, nlp) -> Iterator[list
         kwargs["embedder"] = embedder
     for _, result in executor.map_partitions(extract_partition, parts, **kwargs):
         yield result
+
+
+def same_kg_env() -> dict[str, str]:
+    """This process's environment, with the folder this ``kg`` package was imported from first on
+    ``PYTHONPATH``, so that a new Python process imports the same kg (an installed one, a source
+    checkout, or one put on ``sys.path`` by a script)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rest = os.environ.get("PYTHONPATH")
+    return os.environ | {"PYTHONPATH": here + (os.pathsep + rest if rest else "")}
+
+
+def _embed_texts(texts: list[str], *, precision: str):
+    return _packaged_embedder(precision).embed(texts)
+
+
+class ModelProcess:
+    """The packaged model and spaCy pipeline in a new Python process, which loads them as soon as
+    it starts: the loading (torch, sentence-transformers, spaCy: ~6 s) overlaps what this
+    process does meanwhile (`kg.build` reads the abstracts and looks up the cache).
+
+    It is the ``local`` `Executor` (`extract_partition` on each partition, one after the other,
+    there) and embeds texts with the model (`embed`). An error raised there is raised here; a
+    process that stops is a `ModelError`. Not a fork: a fork copies no thread, and a process
+    that has opened an Oxigraph store (a test suite, a notebook) has RocksDB threads. `close`
+    stops it. `start` gives None where no process can be started.
+    """
+
+    def __init__(self, proc: subprocess.Popen, send, recv, log, spec: ExecutorSpec, precision: str) -> None:
+        self._proc, self._send, self._recv, self._log = proc, send, recv, log
+        self.spec, self.precision = spec, precision
+
+    @classmethod
+    def start(cls, precision: str = "fp32", spec: ExecutorSpec = ExecutorSpec("local")) -> ModelProcess | None:
+        from multiprocessing.connection import Connection
+
+        if os.name != "posix":  # the pipes are handed over as file descriptors
+            return None
+        down, up = os.pipe(), os.pipe()  # (read, write): requests to it, answers from it
+        log = tempfile.TemporaryFile()  # its stderr, for the message if it stops
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "import sys; from kg.executor import _model_process_main; _model_process_main(sys.argv[1:])",
+                 str(down[0]), str(up[1]), precision],
+                pass_fds=(down[0], up[1]), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=same_kg_env(),
+            )
+        except OSError:  # no process left: the caller runs the model itself
+            for fd in (*down, *up):
+                os.close(fd)
+            log.close()
+            return None
+        os.close(down[0])
+        os.close(up[1])
+        return cls(proc, Connection(down[1], readable=False), Connection(up[0], writable=False), log, spec, precision)
+
+    def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` run in the process (*fn* and its arguments are pickled)."""
+        try:
+            self._send.send((fn, args, kwargs))
+            kind, value = self._recv.recv()
+        except (EOFError, OSError):
+            code = self._proc.wait()
+            raise ModelError(f"the process running the model stopped (exit code {code}{self._last_words()})") from None
+        if kind == "error":
+            raise value
+        return value
+
+    def map_partitions(self, fn, parts, **kwargs):
+        for i, part in enumerate(parts):
+            yield i, self.call(fn, part, **kwargs)
+
+    def embed(self, texts: list[str]):
+        """*texts* embedded by the packaged model (unit-length rows), as `SentenceEmbedder.embed`."""
+        return self.call(_embed_texts, list(texts), precision=self.precision)
+
+    def _last_words(self) -> str:
+        self._log.seek(0)
+        lines = [line for line in self._log.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        return f": {lines[-1].strip()}" if lines else ""
+
+    def close(self) -> None:
+        """Stop the process (at once: it holds nothing to save)."""
+        for conn in (self._send, self._recv):
+            conn.close()
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        self._log.close()
+
+    def __enter__(self) -> ModelProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _model_process_main(argv: Sequence[str]) -> None:
+    """The loop of a `ModelProcess`: load the model, then answer each request until the pipe closes."""
+    import pickle
+    from multiprocessing.connection import Connection
+
+    down, up, precision = argv
+    recv, send = Connection(int(down), writable=False), Connection(int(up), readable=False)
+    try:  # at once, before any request; a failure is raised again by the request that needs it
+        _packaged_embedder(precision)
+        _packaged_nlp()
+    except Exception:  # noqa: BLE001
+        pass
+    while True:
+        try:
+            fn, args, kwargs = recv.recv()
+        except EOFError:
+            return
+        try:
+            outcome = ("ok", fn(*args, **kwargs))
+        except Exception as e:  # noqa: BLE001 - handed to the caller
+            outcome = ("error", e)
+        try:
+            message = pickle.dumps(outcome)
+        except Exception:  # noqa: BLE001 - an exception or result that does not pickle
+            message = pickle.dumps(("error", ModelError(f"the process running the model failed: {outcome[1]!r}")))
+        send.send_bytes(message)

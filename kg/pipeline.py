@@ -369,7 +369,9 @@ def build(
     extraction results are kept in ``<out>/.cache/`` keyed by content, model and settings,
     and a rebuild computes only what changed. With *store*, the graph is also loaded into an
     on-disk Oxigraph store in ``<out>/store/`` that `kg query` and `kg serve` read directly.
-    *executor* says where extraction runs, in partitions: ``"local"`` (this process),
+    *executor* says where extraction runs, in partitions: ``"local"`` (one after the other, in a
+    `kg.executor.ModelProcess` started before the abstracts are read, or in this process when an
+    *embedder* or *nlp* is given),
     ``"dask-local[:N]"`` (N worker processes kg starts and stops), ``"dask://HOST:PORT"`` (a
     Dask scheduler), a `kg.executor.ExecutorSpec`, or an executor opened with
     `kg.executor.open_executor`; the outputs are the same whichever runs it, and each
@@ -389,31 +391,53 @@ def build(
 
 def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor) -> BuildResult:
     gc.disable()
-    from kg.embed import MODEL_NAME, MODEL_SHA256
+    from kg.embed import MODEL_NAME
+    from kg.executor import ModelProcess, parse_executor
     from kg.rdf import DEFAULT_BASE, check_base
 
     base = check_base(base or DEFAULT_BASE)
-    report = read_papers([Path(p) for p in paths])
-    if on_start:
-        on_start(report)
-    papers = report.papers
-    model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
-    fingerprint = settings.fingerprint(model_name)
-    key = _build_key(paths, fingerprint, base) if cache else None
-    if key is not None:
-        done = _up_to_date(Path(out), key, report)
-        if done is not None:
-            if progress:
-                progress(len(papers))
-            if store:
-                from kg.serve import prepare_store
+    spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
+    # The packaged model is loaded in a process of its own, started now, so that its loading
+    # overlaps the reading and the cache lookup; it is stopped once the concepts are merged.
+    models = None
+    if spec is not None and spec.kind == "local" and embedder is None and nlp is None:
+        models = ModelProcess.start(settings.precision, spec)
+    try:
+        report = read_papers([Path(p) for p in paths])
+        if on_start:
+            on_start(report)
+        papers = report.papers
+        model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
+        fingerprint = settings.fingerprint(model_name)
+        key = _build_key(paths, fingerprint, base) if cache else None
+        if key is not None:
+            done = _up_to_date(Path(out), key, report)
+            if done is not None:
+                if models is not None:
+                    models.close()
+                    models = None
+                if progress:
+                    progress(len(papers))
+                if store:
+                    from kg.serve import prepare_store
 
-                prepare_store(out)  # cheap when the store is already loaded from this graph.nt
-            return done
-    found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out), executor)
-    gc.disable()  # loading spaCy turns it back on
-    index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
-                           embed=_label_embed(embedder, settings.precision))
+                    prepare_store(out)  # cheap when the store is already loaded from this graph.nt
+                return done
+        found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out),
+                                            models or executor)
+        gc.disable()  # loading spaCy turns it back on
+        index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
+                               embed=_label_embed(models or embedder, settings.precision))
+    finally:
+        if models is not None:
+            models.close()
+    return _write(out, base=base, settings=settings, store=store, report=report, papers=papers, found=found, cached=cached,
+                  index=index, key=key, model_name=model_name, fingerprint=fingerprint)
+
+
+def _write(out, *, base, settings, store, report, papers, found, cached, index, key, model_name, fingerprint) -> BuildResult:
+    from kg.embed import MODEL_NAME, MODEL_SHA256
+
     concepts = index.by_id()
     labels = {}
     for p, k in zip(papers, found):

@@ -70,6 +70,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import click
 
 from kg.errors import InputError, KGError, OutputError, QueryError
+from kg.executor import same_kg_env
 
 __all__ = [
     "DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_TIMEOUT", "Server", "StoreInfo", "canned_queries", "main",
@@ -307,15 +308,6 @@ def _store_command(folder: Path, *, nt: Path, previous: Path | None = None, prev
             *(str(Path(p).absolute()) for p in paths)]
 
 
-def _same_kg_env() -> dict[str, str]:
-    """This process's environment, with the folder this ``kg`` package was imported from first on
-    ``PYTHONPATH``, so that a new Python process imports the same kg (an installed one, a source
-    checkout, or one put on ``sys.path`` by a script)."""
-    here = str(Path(__file__).resolve().parent.parent)
-    rest = os.environ.get("PYTHONPATH")
-    return os.environ | {"PYTHONPATH": here + (os.pathsep + rest if rest else "")}
-
-
 def _store_main(argv: Sequence[str]) -> int:
     """A store made as a program (FOLDER NT [PREVIOUS PREVIOUS_NT]): `_update_in_process` when
     a previous store is given, else (or when too much changed) `_load_in_process`. Writes
@@ -479,7 +471,7 @@ class StoreLoad:
         if sys.executable:
             try:
                 self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                 stderr=subprocess.PIPE, text=True, env=_same_kg_env())
+                                                 stderr=subprocess.PIPE, text=True, env=same_kg_env())
                 return
             except OSError:  # no process left: loaded whole in this one, below
                 pass

@@ -210,3 +210,70 @@ def test_dask_local_workers_keep_freed_memory_for_the_next_batch():
         seen = executor.client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS")))
     assert list(seen.values()) == [(None, "1")]
     assert dask.config.get("distributed.nanny.pre-spawn-environ") == before
+
+
+def test_the_model_process_runs_calls_there_and_raises_their_errors_here():
+    from kg.errors import ModelError
+    from kg.executor import ModelProcess
+
+    before = _children()
+    with ModelProcess.start() as there:
+        assert there.call(os.getpid) != os.getpid()
+        assert there.call(sorted, [3, 1, 2], reverse=True) == [3, 2, 1]
+        with pytest.raises(ValueError, match="invalid literal for int"):
+            there.call(int, "x")
+        with pytest.raises(ModelError, match=r"^the process running the model stopped \(exit code 7\)$"):
+            there.call(os._exit, 7)
+    assert _children() <= before
+
+
+def test_where_no_process_can_start_the_model_runs_in_this_one(monkeypatch):
+    import subprocess
+
+    from kg.executor import ModelProcess
+
+    def no_process(*args, **kwargs):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    fds = set(os.listdir("/proc/self/fd"))
+    assert ModelProcess.start() is None
+    assert set(os.listdir("/proc/self/fd")) <= fds  # its pipes are closed
+
+
+@pytest.mark.model
+def test_the_model_process_extracts_and_embeds_as_this_process_does(real_embedder, nlp):
+    from kg.executor import ModelProcess, extract_partition
+    from kg.extract import Settings
+    from kg.sources import read_papers
+
+    items = [(p.id, p.document) for p in read_papers([SEEDS]).papers[:5]]
+    phrases = ["stochastic gradient descent", "large language models", "zeroth-order optimization"]
+    with ModelProcess.start("fp32") as there:
+        extracted = [result for _, result in there.map_partitions(extract_partition, [items[:2], items[2:]], settings=Settings())]
+        vectors = there.embed(phrases)
+    assert extracted == [extract_partition(part, settings=Settings(), embedder=real_embedder, nlp=nlp) for part in (items[:2], items[2:])]
+    assert vectors.dtype == real_embedder.embed(phrases).dtype and (vectors == real_embedder.embed(phrases)).all()
+
+
+@pytest.mark.model
+def test_a_build_with_the_packaged_model_runs_it_in_a_model_process_and_stops_it(tmp_path, monkeypatch, local_small_build):
+    from kg.executor import ModelProcess
+
+    started = []
+    start = ModelProcess.start
+
+    def recorded(*args, **kwargs):
+        started.append(start(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(ModelProcess, "start", recorded)
+    before = _children()
+    spec = parse_executor("local", partition_size=SMALL)  # as local_small_build's (the batches make the last digits)
+    result = kg.build([SEEDS], tmp_path / "out", executor=spec, store=False)
+    assert _extraction(result) == {"computed": 38, "from_cache": 0}
+    _same_outputs(result.out, local_small_build.out)
+    assert (result.out / "graph.nt").read_bytes() == (local_small_build.out / "graph.nt").read_bytes()
+    again = kg.build([SEEDS], tmp_path / "out", executor=spec, store=False)  # nothing changed: started, then stopped at once
+    assert again.unchanged and len(started) == 2
+    assert all(proc._proc.poll() is not None for proc in started) and _children() <= before

@@ -325,8 +325,8 @@ def test_the_store_process_imports_the_kg_this_process_runs(tmp_path):
     import subprocess
     import sys
 
-    from kg.serve import _same_kg_env
+    from kg.executor import same_kg_env
 
-    run = subprocess.run([sys.executable, "-c", "import kg; print(kg.__file__)"], cwd=tmp_path, env=_same_kg_env(),
+    run = subprocess.run([sys.executable, "-c", "import kg; print(kg.__file__)"], cwd=tmp_path, env=same_kg_env(),
                          capture_output=True, text=True, check=True)
     assert run.stdout.strip() == kg.__file__
