@@ -19,7 +19,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from itertools import islice, takewhile
+from itertools import accumulate
+from operator import attrgetter
 
 from kg.acronyms import is_acronym
 
@@ -135,11 +136,13 @@ def singularize(word: str) -> str:
     >>> [singularize(w) for w in ["models", "policies", "analyses", "classes", "bias", "llms", "boxes"]]
     ['model', 'policy', 'analysis', 'class', 'bias', 'llm', 'box']
     """
+    if word[-1:] != "s":  # most words: only an irregular plural changes
+        return _IRREGULAR.get(word, word)
     if word in _IRREGULAR:
         return _IRREGULAR[word]
     if word.endswith("es") and word[:-2] in _UNCHANGED_S:  # bonuses, campuses: the plural of a word in -s
         return word[:-2]
-    if len(word) <= 3 or word in _UNCHANGED_S or not word.endswith("s") or word.endswith(("ss", "us", "is", "'s")):
+    if len(word) <= 3 or word in _UNCHANGED_S or word.endswith(("ss", "us", "is", "'s")):
         return word[:-2] if word.endswith("'s") else word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
@@ -159,8 +162,9 @@ _DASH = re.compile("[" + "".join(map(chr, _DASHES)) + "]")
 
 
 def _words(phrase: str) -> list[str]:
-    phrase = _DASH.sub("-", unicodedata.normalize("NFKC", phrase))
-    return [w for w in map(_strip, _SPLIT.split(phrase)) if w]
+    if not phrase.isascii():  # (both leave an ASCII phrase as it is)
+        phrase = _DASH.sub("-", unicodedata.normalize("NFKC", phrase))
+    return list(filter(None, map(_strip, _SPLIT.split(phrase))))  # the non-empty ones
 
 
 @lru_cache(maxsize=1 << 18)  # words repeat across a corpus's phrases far more than phrases do
@@ -188,10 +192,10 @@ def _normalize(phrase: str) -> str:
 
 
 def _normalize_once(phrase: str) -> str:
-    words = [_word_key(w) for w in _words(phrase)]
+    words = list(map(_word_key, _words(phrase)))
     if words:
         words[-1] = singularize(words[-1])
-    return " ".join(w for w in map(_strip, words) if w)
+    return " ".join(filter(None, map(_strip, words)))
 
 
 @lru_cache(maxsize=1 << 18)
@@ -208,10 +212,13 @@ def is_filler(phrase: str) -> bool:
     >>> [is_filler(p) for p in ["framework", "extensive experiments", "learning framework"]]
     [True, True, False]
     """
-    words = normalize_phrase(phrase).split()
+    words = _normalize(phrase).split()
     if not words:
         return True
     return all(w in GENERIC or w in WEAK_MODIFIERS or singularize(w) in GENERIC for w in words)
+
+
+_PLAIN_KEY = re.compile(r"[a-z0-9]+(?: [a-z0-9]+)*")
 
 
 def concept_slug(key: str) -> str:
@@ -222,6 +229,8 @@ def concept_slug(key: str) -> str:
     >>> concept_slug("c++")
     'c-372946aa'
     """
+    if len(key) <= 80 and _PLAIN_KEY.fullmatch(key):  # most keys: lowercase ASCII words
+        return key.replace(" ", "-") if " " in key else key.lower()  # a new string, as below
     ascii_key = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_key.lower()).strip("-")
     if slug.replace("-", " ") != key or len(slug) > 80 or not slug:
@@ -243,7 +252,7 @@ def resolve_acronyms(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]
     votes: dict[str, Counter] = defaultdict(Counter)
     for _, pairs in definitions:
         for short, long in pairs:
-            votes[_short_key(short)][normalize_phrase(long)] += 1
+            votes[_short_key(short)][_normalize(long)] += 1
     resolved = {}
     for short, counter in votes.items():
         (best, n), total = counter.most_common(1)[0], sum(counter.values())
@@ -254,14 +263,34 @@ def resolve_acronyms(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]
     return resolved
 
 
-def _expand(phrase: str, local: Mapping[str, str], corpus: Mapping[str, str]) -> tuple[str, bool]:
-    """The phrase with each acronym token replaced by its long form key; and whether any was."""
-    words = _words(phrase)
+# A phrase that `_words` splits at its spaces and hyphens only, and with no acronym.
+_PLAIN_PHRASE = re.compile(r"[a-z0-9]+(?:[ -][a-z0-9]+)*")
+
+
+def _plain_key(phrase: str) -> tuple[str | None, list[str]]:
+    """The key of a phrase with no acronym (the same in every paper); else None and the words
+    of the phrase (its acronym dropped, `_without_short_form`) to `_expand`.
+
+    >>> _plain_key("zeroth-order methods"), _plain_key("LLMs (LLM)")
+    (('zeroth order method', []), (None, ['LLMs']))
+    """
+    if _PLAIN_PHRASE.fullmatch(phrase):  # most phrases: the words are there to see
+        return _normalize(phrase.replace("-", " ")), []
+    words = _words(_without_short_form(phrase))
+    if any(not w.islower() and is_acronym(w) for w in words):  # (islower: most words, at C speed)
+        return None, words
+    return _normalize(" ".join(words)), words
+
+
+def _expand(words: Sequence[str], local: Mapping[str, str], corpus: Mapping[str, str]) -> tuple[str, bool]:
+    """The phrase of *words* with each acronym replaced by its long form key; and whether any was."""
     out = []
     expanded = False
     for w in words:
-        key = _short_key(w)
-        long = (local.get(key) or corpus.get(key)) if is_acronym(w) else None
+        long = None
+        if not w.islower() and is_acronym(w):
+            key = _short_key(w)
+            long = local.get(key) or corpus.get(key)
         if long:
             out.append(long)
             expanded = True
@@ -318,34 +347,72 @@ def _variant_words(a: str, b: str, *, head: bool = False) -> bool:
 
 def near_duplicate_candidates(keys: Iterable[str]) -> list[tuple[str, str]]:
     """Pairs of keys with as many words that differ in one word, a variant of the other's
-    (`_variant_words`). Found through an index of each key with one word left out, so the cost
-    grows with the number of keys, not its square.
+    (`_variant_words`). Found by looking up each key with a word replaced by one of its
+    variants among the keys' words (`_variant_partners`), so the cost grows with the number of
+    keys, not its square.
 
     >>> near_duplicate_candidates(["deep net", "deep network", "shallow network", "upper bound", "lower bound"])
     [('deep net', 'deep network')]
     """
-    slots: dict[tuple[str, int], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for key in sorted(set(keys)):
-        words = key.split()
-        if len(words) < 2:
-            continue
-        for i, w in enumerate(words):
-            slots[(" ".join(words[:i] + ["*"] + words[i + 1:]), i)][w].append(key)
+    by_words: dict[tuple[str, ...], list[str]] = {}  # the words of keys of two or more -> those keys
+    for key in set(keys):
+        words = tuple(key.split())
+        if len(words) >= 2:
+            same = by_words.get(words)
+            if same is None:
+                by_words[words] = [key]
+            else:
+                same.append(key)
+    partners = _variant_partners({w for words in by_words for w in words})
     pairs = set()
-    for (pattern, position), by_word in slots.items():
-        head = position == pattern.count(" ")
-        if len(by_word) < 2:
-            continue
-        words = sorted(by_word)
+    for words, same in by_words.items():
+        last = len(words) - 1
         for i, w in enumerate(words):
-            # a word is a variant of words it begins (they follow it in sorted order) or that it shortens
-            related = list(takewhile(lambda x: x.startswith(w), islice(words, i + 1, None))) if len(w) >= 3 else []
-            if w in _SHORTENED:
-                related += [x for x in by_word if _SHORTENED[w] == singularize(x)]
-            for other in related:
-                if _variant_words(w, other, head=head):
-                    pairs.update((min(a, b), max(a, b)) for a in by_word[w] for b in by_word[other] if a != b)
+            for other, inner, as_last in partners.get(w, ()):
+                if as_last if i == last else inner:
+                    found = by_words.get((*words[:i], other, *words[i + 1:]))
+                    if found:
+                        pairs.update((min(a, b), max(a, b)) for a in same for b in found)
     return sorted(pairs)
+
+
+def _variant_partners(vocabulary: set[str]) -> dict[str, list[tuple[str, bool, bool]]]:
+    """For each word of *vocabulary*, the words after it in sorted order that two keys may
+    differ by (`_variant_words`; and one begins or shortens the other): (that word, whether
+    inside a key, whether as its last word).
+
+    >>> dict(_variant_partners({"deep", "net", "network", "networks", "upper", "lower"}))
+    {'net': [('network', True, True), ('networks', True, True)], 'network': [('networks', True, False)]}
+    """
+    # every pair that _variant_words can accept: a word and the word plus an ending, and a
+    # shortening and what it shortens
+    candidates = set()
+    endings: dict[str, list[str]] = defaultdict(list)  # by their last letter
+    for ending in _VARIANT_ENDINGS | _HEAD_VARIANT_ENDINGS:
+        endings[ending[-1]].append(ending)
+    for word in vocabulary:
+        for ending in endings.get(word[-1:], ()):
+            if word.endswith(ending) and len(word) - len(ending) >= 3 and word[: -len(ending)] in vocabulary:
+                candidates.add((word[: -len(ending)], word))
+    shortenings = [w for w in vocabulary if w in _SHORTENED]
+    if shortenings:
+        of_singular: dict[str, list[str]] = defaultdict(list)
+        for word in vocabulary:
+            of_singular[singularize(word)].append(word)
+        for short in shortenings:
+            candidates.update((min(short, w), max(short, w)) for w in of_singular.get(_SHORTENED[short], ()))
+    partners: dict[str, list[tuple[str, bool, bool]]] = defaultdict(list)
+    for a, b in sorted(candidates):
+        if a != b and (_begins_or_shortens(a, b) or _begins_or_shortens(b, a)):
+            inner, as_last = _variant_words(a, b), _variant_words(a, b, head=True)
+            if inner or as_last:
+                partners[a].append((b, inner, as_last))
+    return partners
+
+
+def _begins_or_shortens(a: str, b: str) -> bool:
+    """Whether word *a* begins word *b* (and has three letters or more) or shortens it."""
+    return (len(a) >= 3 and b.startswith(a)) or (a in _SHORTENED and _SHORTENED[a] == singularize(b))
 
 
 def variant_groups(
@@ -360,7 +427,7 @@ def variant_groups(
     that is another plus a word (``federated adversarial learning``) is never a near duplicate:
     it is narrower (`add_broader`). Only the keys of candidate pairs are embedded.
     """
-    parent = {k: k for k in keys}
+    parent = dict(zip(keys, keys))
 
     def find(k: str) -> str:
         while parent[k] != k:
@@ -368,18 +435,23 @@ def variant_groups(
             k = parent[k]
         return k
 
+    joined: set[str] = set()  # the keys of some union: the members of the groups
+
     def union(a: str, b: str) -> None:
+        joined.update((a, b))
         ra, rb = find(a), find(b)
         if ra != rb:
             parent[max(ra, rb)] = min(ra, rb)
 
+    compact = [key.replace(" ", "") for key in keys]
+    twice = {c for c, n in Counter(compact).items() if n > 1}  # (few keys)
     written_together: dict[str, str] = {}
-    for key in keys:
-        compact = key.replace(" ", "")
-        if compact in written_together:
-            union(written_together[compact], key)
-        else:
-            written_together[compact] = key
+    for key, c in zip(keys, compact):
+        if c in twice:
+            if c in written_together:
+                union(written_together[c], key)
+            else:
+                written_together[c] = key
     if embed is not None:
         pairs = near_duplicate_candidates(keys)
         if pairs:
@@ -395,7 +467,7 @@ def variant_groups(
                 if cosine >= threshold:
                     union(x, y)
     groups: dict[str, set[str]] = defaultdict(set)
-    for key in keys:
+    for key in [k for k in keys if k in joined]:
         groups[find(key)].add(key)
     return [g for _, g in sorted(groups.items()) if len(g) > 1]
 
@@ -409,6 +481,8 @@ def _without_short_form(phrase: str) -> str:
     >>> _without_short_form("graph neural networks (GNNs)"), _without_short_form("f(x)")
     ('graph neural networks', 'f(x)')
     """
+    if ")" not in phrase:  # most phrases: no match possible
+        return phrase
     m = _TRAILING_SHORT_FORM.match(phrase)
     return m.group(1) if m and is_acronym(m.group(2)) else phrase
 
@@ -428,48 +502,83 @@ def merge_concepts(
     (`variant_groups`); without it only keys written apart / together merge.
     """
     corpus = resolve_acronyms((pid, defs) for pid, _, defs in extractions)
-    surfaces: dict[str, Counter] = defaultdict(Counter)
-    long_forms: dict[str, Counter] = defaultdict(Counter)
-    papers: dict[str, dict[str, None]] = defaultdict(dict)
+    surfaces: dict[str, dict[str, int]] = {}  # key -> its surface forms and their uses
+    long_forms: dict[str, dict[str, None]] = defaultdict(dict)
+    papers: dict[str, dict[str, None]] = {}
+    of_key: dict[str, tuple[dict[str, int], dict[str, None]]] = {}  # key -> (its surfaces, its papers)
     keys: dict[tuple[str, str], str] = {}
+    # each phrase's key when it has no acronym to expand (most phrases), else its words
+    plain_key: dict[str, str] = {}
+    acronym_words: dict[str, list[str]] = {}
     for pid, phrases, defs in extractions:
-        local = {_short_key(s): normalize_phrase(l) for s, l in defs}
+        local = {_short_key(s): _normalize(l) for s, l in defs}
         for short, long in defs:  # the defined long form is itself a label of the concept
-            long_forms[normalize_phrase(long)][long if any(map(is_acronym, long.split())) else long.lower()] += 0
+            long_forms[_normalize(long)][long if any(map(is_acronym, long.split())) else long.lower()] = None
         for phrase in phrases:
-            expanded, was = _expand(_without_short_form(phrase), local, corpus)
-            key = normalize_phrase(expanded)
+            was = False
+            key = plain_key.get(phrase)
+            if key is None:
+                words = acronym_words.get(phrase)
+                if words is None:
+                    key, words = _plain_key(phrase)
+                    if key is None:
+                        acronym_words[phrase] = words
+                    else:
+                        plain_key[phrase] = key
+                if key is None:
+                    expanded, was = _expand(words, local, corpus)
+                    key = _normalize(expanded)
             if not key:
                 continue
             keys[(pid, phrase)] = key
-            surfaces[key][phrase] += 1
+            entry = of_key.get(key)
+            if entry is None:
+                entry = of_key[key] = surfaces[key], papers[key] = {}, {}
+            forms, key_papers = entry
+            forms[phrase] = forms.get(phrase, 0) + 1
             if was:
-                surfaces[key][expanded] += 0
-            papers[key][pid] = None
-    for key, forms in long_forms.items():
+                forms.setdefault(expanded, 0)  # a form of the concept, not a use
+            key_papers[pid] = None
+    for key, long_labels in long_forms.items():
         if key in surfaces:
-            for form in forms:
-                surfaces[key][form] += 0
+            for form in long_labels:
+                surfaces[key].setdefault(form, 0)
     alias: dict[str, str] = {}
-    for group in variant_groups(sorted(surfaces), embed=embed, threshold=threshold):
+    ordered = sorted(surfaces)
+    for group in variant_groups(ordered, embed=embed, threshold=threshold):
         # the key of the group: the one with most papers, then most uses, then the shortest
         into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))
         for key in others:
-            surfaces[into].update(surfaces.pop(key))  # Counter.update keeps count-0 forms
+            forms = surfaces[into]
+            for form, n in surfaces.pop(key).items():  # count-0 forms too
+                forms[form] = forms.get(form, 0) + n
             papers[into].update(papers.pop(key))
             alias[key] = into
-    keys = {pk: alias.get(k, k) for pk, k in keys.items()}
-    concepts = []
+    found = []  # (id, key, label, alt labels, papers) of each concept, by key
     ids: dict[str, str] = {}
-    for key in sorted(surfaces):
-        forms = surfaces[key]
-        label = _preferred_label(forms)
-        alt = tuple(sorted({f for f in forms if f != label}))
-        cid = concept_slug(key)
-        ids[key] = cid
-        concepts.append(Concept(cid, key, label, alt, tuple(papers[key])))
+    for key in ordered:
+        forms = surfaces.get(key)
+        if forms is None:  # merged into another
+            continue
+        if len(forms) == 1:  # (most keys)
+            (label,), alt = forms, ()
+        else:
+            label = _preferred_label(forms)
+            alt = tuple(sorted([f for f in forms if f != label]))
+        ids[key] = cid = concept_slug(key)
+        found.append((cid, key, label, alt, tuple(papers[key])))
+    for key, into in alias.items():
+        ids[key] = ids[into]
     assignment = {pk: ids[key] for pk, key in keys.items()}
-    return ConceptIndex(tuple(sorted(add_broader(concepts), key=lambda c: c.id)), assignment)
+    parent, implied = _broader([(key, label, ps) for _, key, label, _, ps in found])
+    concepts = []
+    for cid, key, label, alt, ps in found:
+        up = parent.get(key)
+        concepts.append(Concept(cid, key, label, alt, ps, (concept_slug(up),) if up else ()))
+    for head in implied:
+        up = parent.get(head)
+        concepts.append(Concept(concept_slug(head), head, head, (), (), (concept_slug(up),) if up else ()))
+    return ConceptIndex(tuple(sorted(concepts, key=attrgetter("id"))), assignment)
 
 
 # Heads too vague to stand as a broader concept ("communication cost" -> "cost").
@@ -491,12 +600,52 @@ def _heads(label: str) -> list[str]:
     >>> _heads("sharpness-aware minimization")
     ['minimization']
     """
+    if _PLAIN_PHRASE.fullmatch(label):  # most labels
+        heads = _plain_heads(label)
+        if heads is not None:
+            return heads
     words = label.split()
-    out = [normalize_phrase(" ".join(words[i:])) for i in range(1, len(words))]
-    if len(words) >= 2 and normalize_phrase(words[-1]) in GENERIC:
+    out = [_normalize(" ".join(words[i:])) for i in range(1, len(words))]
+    if out and out[-1] in GENERIC:  # out[-1]: the key of the last word
         base = words[:-1]
-        out += [normalize_phrase(" ".join(base[i:])) for i in range(len(base))]
-    return sorted(dict.fromkeys(out), key=lambda h: (-len(h.split()), out.index(h)))
+        out += [_normalize(" ".join(base[i:])) for i in range(len(base))]
+    # more words first, then in order of first appearance (the sort is stable)
+    return sorted(dict.fromkeys(out), key=_fewer_words)
+
+
+def _fewer_words(key: str) -> int:
+    return -len(key.split())
+
+
+def _plain_heads(label: str) -> list[str] | None:
+    """`_heads` of a label of lowercase words one space or hyphen apart, cut from the key of
+    the label (and of the label without its last word): such words are normalized one by one.
+
+    >>> _plain_heads("vanilla gradient-descent methods")
+    ['gradient descent method', 'vanilla gradient descent', 'gradient descent', 'method']
+    """
+    if " " not in label:
+        return []
+    out = _suffix_keys(label, 1)
+    if out is None or out[-1] not in GENERIC:  # out[-1]: the key of the last word
+        return out
+    base = _suffix_keys(label[: label.rindex(" ")], 0)
+    if base is None:
+        return None
+    return sorted(dict.fromkeys(out + base), key=_fewer_words)
+
+
+def _suffix_keys(phrase: str, first: int) -> list[str] | None:
+    """The keys of the word suffixes of a plain phrase (`_plain_heads`) from its *first* word on,
+    longest first; cut from its key (None if its words do not line up with the key's)."""
+    words = phrase.split(" ")
+    key_words = _normalize(phrase.replace("-", " ")).split(" ")
+    if len(key_words) == len(words):  # (no hyphen)
+        return [" ".join(key_words[i:]) for i in range(first, len(words))]
+    if len(key_words) != len(words) + phrase.count("-"):
+        return None
+    starts = list(accumulate((w.count("-") + 1 for w in words[:-1]), initial=0))
+    return [" ".join(key_words[i:]) for i in starts[first:]]
 
 
 def add_broader(concepts: Sequence[Concept]) -> list[Concept]:
@@ -512,47 +661,61 @@ def add_broader(concepts: Sequence[Concept]) -> list[Concept]:
     >>> [(c.key, c.broader) for c in add_broader(cs)]
     [('zeroth order optimization', ('optimization',)), ('optimization', ())]
     """
-    by_key = {c.key: c for c in concepts}
-    heads: dict[str, set[str]] = defaultdict(set)
-    head_papers: dict[str, set[str]] = defaultdict(set)
-    label_of = {c.key: c.label for c in concepts}
-    for c in concepts:
-        for head in _heads(c.label):
-            heads[head].add(c.key)
-            head_papers[head].update(c.papers)
+    parent, implied = _broader([(c.key, c.label, c.papers) for c in concepts])
+    out = [replace(c, broader=_broader_ids(parent.get(c.key))) for c in concepts]
+    return out + [Concept(concept_slug(head), head, head, (), (), _broader_ids(parent.get(head))) for head in implied]
+
+
+def _broader_ids(up: str | None) -> tuple[str, ...]:
+    return (concept_slug(up),) if up else ()
+
+
+def _broader(concepts: Sequence[tuple[str, str, Sequence[str]]]) -> tuple[dict[str, str], list[str]]:
+    """`add_broader` on the (key, label, papers) of each concept: the key of each key's broader
+    concept, and the heads that become concepts of their own (in the order they do)."""
+    heads_of: dict[str, list[str]] = {}  # key -> the heads of its label
+    headed: dict[str, list[tuple[str, Sequence[str]]]] = defaultdict(list)  # head -> the (key, papers) it heads
+    for key, label, papers in concepts:
+        heads_of[key] = label_heads = _heads(label)
+        member = (key, papers)
+        for head in label_heads:
+            headed[head].append(member)
 
     def meaningful(head: str) -> bool:
-        if is_filler(head) or head in _WEAK_HEADS:
-            return False
-        if head in by_key:
-            return True
-        # a head no paper names becomes a concept when it heads concepts of two or more papers
-        # ("neural network"); a one-word head needs three ("optimization", not "size": vague
-        # one-word heads are never concepts)
-        need = 2 if len(head.split()) >= 2 else 3
-        return len(heads[head]) >= need and len(head_papers[head]) >= need
+        if head not in heads_of:
+            # a head no paper names becomes a concept when it heads concepts of two or more
+            # papers ("neural network"); a one-word head needs three ("optimization", not
+            # "size": vague one-word heads are never concepts)
+            need = 2 if len(head.split()) >= 2 else 3
+            members = headed.get(head, ())  # (.get: headed is a defaultdict)
+            if len(members) < need or len({key for key, _ in members}) < need or len(set().union(*(papers for _, papers in members))) < need:
+                return False
+        return head not in _WEAK_HEADS and not is_filler(head)
 
-    implied: dict[str, Concept] = {}
+    implied: dict[str, None] = {}
     parent: dict[str, str] = {}
-    pending = sorted(by_key)
+    is_meaningful: dict[str, bool] = {}  # head -> meaningful(head), which does not change
+    pending = sorted(heads_of)
     while pending:
         key = pending.pop()
-        for head in _heads(label_of.get(key, key)):
-            if meaningful(head):
+        label_heads = heads_of.get(key)
+        if label_heads is None:  # an implied head, its own label
+            label_heads = _heads(key)
+        for head in label_heads:
+            good = is_meaningful.get(head)
+            if good is None:
+                good = is_meaningful[head] = meaningful(head)
+            if good:
                 parent[key] = head
-                if head not in by_key and head not in implied:
-                    implied[head] = Concept(concept_slug(head), head, head, (), ())
-                    label_of[head] = head
+                if head not in heads_of and head not in implied:
+                    implied[head] = None
                     pending.append(head)
                 break
-    out = []
-    for c in list(concepts) + list(implied.values()):
-        up = parent.get(c.key)
-        out.append(replace(c, broader=(concept_slug(up),) if up else ()))
-    return out
+    # the key string of each implied head as normalize_phrase gives it (not a copy of it)
+    return parent, [_normalize(head) for head in implied]
 
 
-def _preferred_label(forms: Counter) -> str:
+def _preferred_label(forms: Mapping[str, int]) -> str:
     """The most used surface form, preferring a spelled-out form over an acronym."""
 
     def rank(item):
