@@ -95,3 +95,43 @@ def test_rebuild_is_byte_identical(seeds_build, real_embedder, nlp, tmp_path, mo
     again = kg.build(["seeds"], tmp_path, embedder=real_embedder, nlp=nlp)
     for name in ("graph.nt", "graph.ttl", "keyphrases.jsonl", "graph.jsonld", "graph.json", "graph.html", "stats.json"):
         assert (again.out / name).read_bytes() == (seeds_build.out / name).read_bytes(), name
+
+
+def _node_link_json(G) -> str:
+    """graph.json as its format says: nx.node_link_data, links by (source, target) and nodes by
+    id, each encoded whole, one a line (the reference kg.graph.write_graph_json is checked by)."""
+    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(", ", ": ")).encode
+
+    def block(key, items):
+        items = [encode(item) for item in items]
+        return f"{encode(key)}: " + ("[\n" + ",\n".join(items) + "\n]" if items else "[]")
+
+    links = sorted(G.edges(data=True), key=lambda e: (e[0], e[1]))
+    nodes = sorted(G.nodes(data=True), key=lambda n: n[0])
+    return (f"{{\n{encode('directed')}: {encode(G.is_directed())},\n{encode('graph')}: {encode(G.graph)},\n"
+            + block("links", ({**d, "source": u, "target": v} for u, v, d in links))
+            + f",\n{encode('multigraph')}: {encode(G.is_multigraph())},\n"
+            + block("nodes", ({**d, "id": n} for n, d in nodes)) + "\n}\n")
+
+
+def test_graph_json_is_the_node_link_data_encoded_whole_for_odd_values_too(seeds_build):
+    import networkx as nx
+
+    from kg.graph import graph_to_json, load_graph
+
+    assert (seeds_build.out / "graph.json").read_text(encoding="utf-8") == _node_link_json(seeds_build.graph)
+    loaded = load_graph(seeds_build.out / "graph.json")  # its edges the other way round at times
+    assert graph_to_json(loaded) == _node_link_json(loaded)
+    odd = nx.Graph(name="odd \u00e9\"\\")
+    odd.add_node("paper:a", kind="paper", label='Un "quoted" \\ label \u2014 \u00e9\U0001f600', year=2024, urls=["http://x"])
+    odd.add_node("concept:b", kind="concept", label="b", alt_labels=[], papers=1, broader=["concept:c"], score=float("nan"))
+    odd.add_node("concept:c", kind="concept", label="c\n\t", alt_labels=["C"], papers=0, broader=[], weight=None)
+    odd.add_node("venue:v", kind="venue", label="V")
+    odd.add_edge("paper:a", "concept:b", kind="subject", score=0.5, rank=1, phrase="b")
+    odd.add_edge("paper:a", "concept:c", kind="subject", score=-0.0, rank=2, phrase="\u00e7 %s {x}")
+    odd.add_edge("concept:b", "concept:c", kind="cooccurs", count=1, association=float("inf"), related=True)
+    odd.add_edge("paper:a", "venue:v", kind="venue", year=None)
+    odd.add_edge("concept:b", "concept:b", kind="self", extra={"1": [1, 2.5, None]}, flag=False)
+    odd.add_edge("venue:v", "concept:c", kind="other", count=True, n=10**20)
+    assert graph_to_json(odd) == _node_link_json(odd)
+    assert graph_to_json(nx.Graph()) == _node_link_json(nx.Graph())
