@@ -38,12 +38,14 @@ When the layout has settled the page sets ``window.kgReady = true`` and
 
 from __future__ import annotations
 
+import heapq
 import html
 import json
 import math
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 from importlib.resources import files
-from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -92,7 +94,7 @@ def render_html(G: nx.Graph, *, title: str = "kg") -> str:
         edges = _drawn_edges(G, kinds)
     else:  # a big graph: the most connected part is drawn, the rest is found with the search
         drawn = _bounded(G, kinds)
-        edges = _drawn_edges(G.subgraph(drawn), {n: kinds[n] for n in drawn})
+        edges = _drawn_edges(G, {n: kinds[n] for n in drawn})
         index = _json_for_script(_search_data(G, kinds))
     degree = dict.fromkeys(drawn, 0)
     for u, v, _ in edges:
@@ -111,7 +113,11 @@ def render_html(G: nx.Graph, *, title: str = "kg") -> str:
     nodes_data, edges_data, _heading, _height, _width, options_json = net.get_network_data()
     data = {"nodes": nodes_data, "edges": edges_data, "options": json.loads(options_json)}
     counts = {k: sum(1 for n in drawn if kinds[n] == k) for k in _STYLE}
-    totals = {k: sum(1 for n in drawable if kinds[n] == k) for k in _STYLE} if index else None
+    if index:
+        found = Counter(map(kinds.__getitem__, drawable))
+        totals = {k: found[k] for k in _STYLE}
+    else:
+        totals = None
     return _page(title, _json_for_script(data), counts, totals=totals, index_json=index)
 
 
@@ -120,17 +126,21 @@ def _bounded(G: nx.Graph, kinds: dict[Any, Any]) -> list[Any]:
     `MAX_PAPERS`, and the venues of the drawn papers, in drawing order."""
     subjects: dict[Any, list[tuple[Any, float]]] = {}
     venue_of = {}
-    for u, v, d in G.edges(data=True):
-        if kinds.get(u) != "paper":
-            u, v = v, u
-        if kinds.get(u) == "paper" and d.get("kind") == "subject" and kinds.get(v) == "concept":
-            subjects.setdefault(v, []).append((u, _score(d)))
-        elif kinds.get(u) == "paper" and d.get("kind") == "venue" and kinds.get(v) == "venue":
-            venue_of[u] = v
+    adj = dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
+    for u, k in kinds.items():  # each paper's edges
+        if k != "paper":
+            continue
+        for v, d in adj[u].items():
+            if d.get("kind") == "subject" and kinds.get(v) == "concept":
+                subjects.setdefault(v, []).append((u, _score(d)))
+            elif d.get("kind") == "venue" and kinds.get(v) == "venue":
+                venue_of[u] = v
     for found in subjects.values():
-        found.sort(key=lambda e: (-e[1], str(e[0])))
+        if len(found) > 1:
+            found.sort(key=lambda e: (-e[1], str(e[0])))
     concepts = sorted(n for n, k in kinds.items() if k == "concept")
-    ranked, papers = bounded_selection(concepts, subjects, lambda n: str(G.nodes[n].get("label") or n),
+    nodes = G.nodes
+    ranked, papers = bounded_selection(concepts, subjects, lambda n: str(nodes[n].get("label") or n),
                                        max_concepts=MAX_CONCEPTS, max_papers=MAX_PAPERS)
     venues = {venue_of[p] for p in papers if p in venue_of}
     return sorted([*ranked, *papers, *venues], key=lambda n: (_KIND_ORDER[kinds[n]], str(n)))
@@ -149,8 +159,11 @@ def _search_data(G: nx.Graph, kinds: dict[Any, Any]) -> dict[str, Any]:
       length), [concept index, score, ...] by rank]``
     * ``venues``: ``[id, label]``; and the look of each kind, so drawn and found nodes match.
     """
+    nodes = dict(G.nodes(data=True))  # plain dicts: networkx's views cost a call per item
+    adj = dict(G.adjacency())
+
     def label(n: Any) -> str:
-        d = G.nodes[n]
+        d = nodes[n]
         return str(d.get("label") or d.get("title") or n)
 
     concepts = sorted((n for n, k in kinds.items() if k == "concept"), key=str)
@@ -160,18 +173,19 @@ def _search_data(G: nx.Graph, kinds: dict[Any, Any]) -> dict[str, Any]:
     vi = {v: i for i, v in enumerate(venues)}
     concept_rows = []
     for c in concepts:
-        d = G.nodes[c]
+        d = nodes[c]
         papers_count = d.get("papers")
         if not isinstance(papers_count, int):
-            papers_count = sum(1 for m in G.neighbors(c) if kinds.get(m) == "paper")
-        concept_rows.append([str(c), label(c), [str(a) for a in d.get("alt_labels") or [] if a != label(c)], papers_count,
-                             [ci[b] for b in d.get("broader") or [] if b in ci]])
+            papers_count = sum(1 for m in adj[c] if kinds.get(m) == "paper")
+        own = str(d.get("label") or d.get("title") or c)
+        alt, broader = d.get("alt_labels"), d.get("broader")
+        concept_rows.append([str(c), own, [str(a) for a in alt if a != own] if alt else [], papers_count,
+                             [ci[b] for b in broader if b in ci] if broader else []])
     paper_rows = []
     for p in papers:
-        d = G.nodes[p]
+        d = nodes[p]
         links, venue = [], -1
-        for m in G.neighbors(p):
-            e = G.edges[p, m]
+        for m, e in adj[p].items():
             if e.get("kind") == "subject" and m in ci:
                 links.append((e.get("rank") or 0, ci[m], round(_score(e), 4)))
             elif e.get("kind") == "venue" and m in vi:
@@ -200,9 +214,12 @@ def bounded_selection(concepts: Sequence[str], subjects: Mapping[str, Sequence[t
         found = subjects.get(c, ())
         return list(found) if allowed is None else [(p, s) for p, s in found if p in allowed]
 
-    counts = {c: len(mine(c)) for c in concepts}
-    ranked = sorted((c for c, k in counts.items() if k >= max(1, min_papers)),
-                    key=lambda c: (-counts[c], label(c).lower(), c))[:max_concepts]
+    counts = {c: len(subjects.get(c, ())) for c in concepts} if allowed is None else {c: len(mine(c)) for c in concepts}
+    eligible = [c for c, k in counts.items() if k >= max(1, min_papers)]
+    if 0 < max_concepts < len(eligible):  # none with fewer papers than the last drawn one can be drawn
+        least = heapq.nlargest(max_concepts, [counts[c] for c in eligible])[-1]
+        eligible = [c for c in eligible if counts[c] >= least]
+    ranked = sorted(eligible, key=lambda c: (-counts[c], label(c).lower(), c))[:max_concepts]
     chosen: list[str] = []
     taken: set[str] = set()
     for c in ranked:  # every drawn concept gets one paper, its best-scored one
@@ -226,20 +243,21 @@ def bounded_selection(concepts: Sequence[str], subjects: Mapping[str, Sequence[t
 
 
 def _drawn_edges(G: nx.Graph, kinds: dict[Any, Any]) -> list[tuple[Any, Any, dict[str, Any]]]:
-    """`subject` and `venue` edges, each oriented paper first, and `broader` links between
-    concepts (narrower first), in a fixed order."""
+    """The edges of *G* between nodes of *kinds* that are drawn: `subject` and `venue` edges,
+    each oriented paper first, `cooccurs` edges that make two concepts related (the two in
+    order), and `broader` links between concepts (narrower first), in a fixed order."""
+    adj = dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
     out = []
-    for u, v, d in G.edges(data=True):
-        if d.get("kind") == "cooccurs" and d.get("related") and kinds.get(u) == kinds.get(v) == "concept":
-            out.append((min(u, v, key=str), max(u, v, key=str), {"kind": "related", "count": d.get("count"),
-                                                                  "association": d.get("association")}))
-            continue
-        if d.get("kind") not in _EDGE_TARGET:
-            continue
-        if kinds.get(u) != "paper":
-            u, v = v, u
-        if kinds.get(u) == "paper" and kinds.get(v) == _EDGE_TARGET[d["kind"]]:
-            out.append((u, v, d))
+    for n, k in kinds.items():  # each edge from one end: a paper, or the first of two concepts
+        nbrs = adj[n]
+        if k == "paper":
+            for m, d in nbrs.items():
+                if d.get("kind") in _EDGE_TARGET and kinds.get(m) == _EDGE_TARGET[d["kind"]]:
+                    out.append((n, m, d))
+        elif k == "concept":
+            for m, d in nbrs.items():
+                if d.get("related") and d.get("kind") == "cooccurs" and kinds.get(m) == "concept" and str(n) <= str(m):
+                    out.append((n, m, {"kind": "related", "count": d.get("count"), "association": d.get("association")}))
     for n, k in kinds.items():  # the concept hierarchy: narrower -> broader
         if k == "concept":
             for b in G.nodes[n].get("broader") or []:
