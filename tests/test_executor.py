@@ -227,6 +227,16 @@ def test_the_model_process_runs_calls_there_and_raises_their_errors_here():
     assert _children() <= before
 
 
+def test_a_model_error_there_is_the_same_model_error_here():
+    from kg.errors import ModelError
+    from kg.executor import ModelProcess
+
+    with ModelProcess.start("fp16") as there:  # its loading failed at start: the request that needs the model says why
+        with pytest.raises(ModelError, match="^unknown precision 'fp16'; use fp32 or int8$"):
+            there.embed(["gradient descent"])
+        assert there.call(len, "still answers") == 13
+
+
 def test_where_no_process_can_start_the_model_runs_in_this_one(monkeypatch):
     import subprocess
 
