@@ -323,7 +323,7 @@ class ModelProcess:
     def start(cls, precision: str = "fp32", spec: ExecutorSpec = ExecutorSpec("local")) -> ModelProcess | None:
         from multiprocessing.connection import Connection
 
-        if os.name != "posix":  # the pipes are handed over as file descriptors
+        if os.name != "posix" or not sys.executable:  # the pipes are handed over as file descriptors
             return None
         down, up = os.pipe(), os.pipe()  # (read, write): requests to it, answers from it
         log = tempfile.TemporaryFile()  # its stderr, for the message if it stops
