@@ -209,6 +209,8 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
     """The groups of `statements`, each term written as its N-Triples text, each group as
     (subject, predicates, objects) (groups of the same kind share their tuple of predicates),
     and the `_Terms` those texts stand for."""
+    from kg.graph import papers_under
+
     terms = _Terms()
     N, text, tagged, typed = terms.iri, terms.text, terms.tagged, terms.typed
     rdf_type, label = N(str(RDF.type)), N(str(RDFS.label))
@@ -294,7 +296,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             links.sort(key=itemgetter(0, 1))
             edges_of[node] = venues, links
     concepts_of = {paper: [c for _, c, _ in links] for paper, (_, links) in edges_of.items()}
-    under = _papers_under(nodes, concepts_of, broader)  # papers linked to a broader concept or to one below it
+    under = papers_under(G, [(paper, c) for paper, found in concepts_of.items() for c in found])  # linked to a concept or below it
 
     for node in sorted(kinds):
         d, kind = nodes[node], kinds[node]
@@ -358,36 +360,6 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
                 groups.append((N(f"{base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), about_venue_concept, (
                     kgv["VenueConcept"], s, iri_of(c), integer(counts[c]), integer(rank))))
     return groups, terms
-
-
-def _papers_under(nodes: dict[str, dict], concepts_of: dict[str, list[str]], broader: set[str]) -> dict[str, set[str]]:
-    """`kg.graph.papers_under` for the *broader* concepts only, from the node data and each
-    paper's concepts; each concept's ancestors among them are found once, not at each paper
-    linked to it."""
-    def above(concept: str) -> list[str]:  # the concept and those above it, the broader ones among them
-        if not nodes[concept].get("broader"):
-            return [concept] if concept in broader else []
-        found, todo = [], [concept]
-        while todo:
-            c = todo.pop()
-            if c not in found:
-                found.append(c)
-                todo.extend(nodes[c].get("broader", []))
-        return [c for c in found if c in broader]
-
-    ancestors: dict[str, list[str]] = {}
-    reach: dict[str, set[str]] = {}
-    for paper, concepts in concepts_of.items():
-        for concept in concepts:
-            found = ancestors.get(concept)
-            if found is None:
-                found = ancestors[concept] = above(concept)
-            for c in found:
-                if c in reach:
-                    reach[c].add(paper)
-                else:
-                    reach[c] = {paper}
-    return reach
 
 
 def _rdflib_term(term):
