@@ -10,7 +10,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from operator import itemgetter
 from pathlib import Path
@@ -232,21 +232,15 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
     papers = [n for n, d in nodes.items() if d["kind"] == "paper"]
     concepts = [n for n, d in nodes.items() if d["kind"] == "concept"]
     subject, edges, cooccurs, related = [], 0, 0, 0
-    seen: set = set()
-    for u, nbrs in adj.items():  # each of the ~700,000 edges of a 10,000-paper graph once, as G.edges gives it
-        for v, d in nbrs.items():
-            if v in seen:
-                continue
-            edges += 1
-            kind = d["kind"]
-            if kind == "cooccurs":
-                cooccurs += 1
-                if d.get("related"):
-                    related += 1
-            elif kind == "subject":
-                subject.append((u, v))
-        seen.add(u)
-    del seen
+    for u, v, d in _edges(G):
+        edges += 1
+        kind = d["kind"]
+        if kind == "cooccurs":
+            cooccurs += 1
+            if d.get("related"):
+                related += 1
+        elif kind == "subject":
+            subject.append((u, v))
     # Each paper's and concept's neighbours over the paper-concept links (then the broader
     # links), in the order of an nx.Graph of them: papers, concepts, then any other node met.
     linked: dict[str, list[str]] = {n: [] for n in papers + concepts}
@@ -327,16 +321,21 @@ def papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]] | None = None) 
     return _papers_under(G, subject, _ancestry(G))
 
 
-def _subject_edges(G: nx.Graph) -> list[tuple[str, str]]:
-    """G's paper-concept edges (u, v), in the order of ``G.edges``, read from the adjacency
-    rather than through networkx's views (a 10,000-paper graph has ~700,000 edges)."""
-    subject, seen = [], set()
+def _edges(G: nx.Graph) -> Iterator[tuple]:
+    """``G.edges(data=True)``: each edge once, (u, v, data), in the same order and orientation,
+    read from the adjacency rather than through networkx's views (a 10,000-paper graph has
+    ~700,000 edges)."""
+    seen = set()
     for u, nbrs in G._adj.items():
         for v, d in nbrs.items():
-            if v not in seen and d["kind"] == "subject":
-                subject.append((u, v))
+            if v not in seen:
+                yield u, v, d
         seen.add(u)
-    return subject
+
+
+def _subject_edges(G: nx.Graph) -> list[tuple[str, str]]:
+    """G's paper-concept edges (u, v), in the order of ``G.edges``."""
+    return [(u, v) for u, v, d in _edges(G) if d["kind"] == "subject"]
 
 
 def _papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]], ancestors, papers: Container[str] | None = None) -> dict[str, set[str]]:
@@ -446,11 +445,7 @@ def write_graph_json(G: nx.Graph, f) -> None:
             start = ",\n"
         f.write(b"[]" if start == "[\n" else b"\n]")
 
-    links, seen = [], set()  # (u, v, data) as G.edges gives them, from the adjacency directly
-    for u, nbrs in G._adj.items():
-        links.extend([(u, v, d) for v, d in nbrs.items() if v not in seen])
-        seen.add(u)
-    del seen
+    links = list(_edges(G))
     links.sort()  # by (u, v): no two links have the same, so their data are never compared
     f.write(f"{{\n{encode('directed')}: {encode(G.is_directed())},\n{encode('graph')}: {encode(G.graph)},\n".encode("utf-8"))
     ids = {n: encode(n) for n in G}  # for the links' source and target
