@@ -297,6 +297,13 @@ def same_kg_env() -> dict[str, str]:
     return os.environ | {"PYTHONPATH": here + (os.pathsep + rest if rest else "")}
 
 
+def kg_program(function: str, *args: str) -> list[str]:
+    """The command that runs kg's *function* (``"kg.module:name"``, called with the *args*; what it
+    returns is the exit code) in a new Python process; run it with ``env=same_kg_env()``."""
+    module, _, name = function.partition(":")
+    return [sys.executable, "-c", f"import sys; from {module} import {name}; sys.exit({name}(sys.argv[1:]))", *args]
+
+
 def _embed_texts(texts: list[str], *, precision: str):
     return _packaged_embedder(precision).embed(texts)
 
@@ -330,8 +337,7 @@ class ModelProcess:
         log = tempfile.TemporaryFile()  # its stderr, for the message if it stops
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-c", "import sys; from kg.executor import _model_process_main; _model_process_main(sys.argv[1:])",
-                 str(down[0]), str(up[1]), precision],
+                kg_program("kg.executor:_model_process_main", str(down[0]), str(up[1]), precision),
                 pass_fds=(down[0], up[1]), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=same_kg_env(),
             )
         except OSError:  # no process left: the caller runs the model itself

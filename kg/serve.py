@@ -70,7 +70,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import click
 
 from kg.errors import InputError, KGError, OutputError, QueryError
-from kg.executor import same_kg_env
+from kg.executor import kg_program, same_kg_env
 
 __all__ = [
     "DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_TIMEOUT", "Server", "StoreInfo", "canned_queries", "main",
@@ -306,8 +306,7 @@ def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: P
 def _store_command(folder: Path, *, nt: Path, previous: Path | None = None, previous_nt: Path | None = None) -> list[str]:
     """The command that makes a store at *folder*/data from *nt* in a new Python process (`_store_main`)."""
     paths = (folder, nt) if previous is None or previous_nt is None else (folder, nt, previous, previous_nt)
-    return [sys.executable, "-c", "import sys; from kg.serve import _store_main; sys.exit(_store_main(sys.argv[1:]))",
-            *(str(Path(p).absolute()) for p in paths)]
+    return kg_program("kg.serve:_store_main", *(str(Path(p).absolute()) for p in paths))
 
 
 def _store_main(argv: Sequence[str]) -> int:
