@@ -10,6 +10,7 @@ Each can also be run alone: ``python -m benchmarks.speed``, ``python benchmarks/
 ``python -m benchmarks.quality``.
 """
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -17,10 +18,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main() -> int:
-    work = Path("/tmp/kg-bench")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="Every benchmark in turn: speed, load, quality.")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench"), help="where the corpora and builds go")
+    parser.add_argument("--kg-defaults", action="store_true", help="speed: build with kg build's defaults (see its --help)")
+    args = parser.parse_args(argv)
+    work = args.work
     steps = [
-        [sys.executable, "-m", "benchmarks.speed", "--work", str(work)],
+        [sys.executable, "-m", "benchmarks.speed", "--work", str(work), *(["--kg-defaults"] if args.kg_defaults else [])],
         [sys.executable, str(ROOT / "benchmarks" / "load.py"), "--graph", str(work / "out-10000")],
         [sys.executable, "-m", "benchmarks.quality"],
     ]
