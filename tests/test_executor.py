@@ -290,3 +290,36 @@ def test_a_build_with_the_packaged_model_runs_it_in_a_model_process_and_stops_it
     again = kg.build([SEEDS], tmp_path / "out", executor=spec, store=False)  # nothing changed: started, then stopped at once
     assert again.unchanged and len(started) == 2
     assert all(proc._proc.poll() is not None for proc in started) and _children() <= before
+
+
+def test_under_dask_local_a_few_documents_go_to_the_model_process_and_many_to_the_cluster():
+    from kg.pipeline import DASK_LOCAL_MIN_DOCUMENTS, _runner
+
+    models = object()  # stands for a started ModelProcess
+    few, many = DASK_LOCAL_MIN_DOCUMENTS - 1, DASK_LOCAL_MIN_DOCUMENTS
+    assert _runner("local", models, many) is models
+    assert _runner("dask-local:2", models, few) is models
+    assert _runner("dask-local:2", models, many) == "dask-local:2"
+    assert _runner(parse_executor("dask-local:2"), models, many) == parse_executor("dask-local:2")
+    assert _runner("dask://127.0.0.1:8786", models, few) == "dask://127.0.0.1:8786"  # a cluster of one's own: always used
+    assert _runner("dask-local:2", None, few) == "dask-local:2"  # no model process could be started
+    with open_executor("local") as opened:  # an open executor is used as given
+        assert _runner(opened, models, few) is opened
+
+
+@pytest.mark.model
+def test_a_dask_local_build_of_a_few_documents_starts_no_cluster(tmp_path, monkeypatch, local_small_build):
+    """The 38 seeds are fewer than DASK_LOCAL_MIN_DOCUMENTS: the model process extracts them, with
+    the outputs of any other executor, and no Dask worker is started."""
+    import kg.executor
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a Dask cluster was started for 38 documents")
+
+    monkeypatch.setattr(kg.executor, "open_executor", no_cluster)
+    before = _children()
+    result = kg.build([SEEDS], tmp_path / "out", executor=parse_executor("dask-local:2", partition_size=SMALL), store=False)
+    assert _extraction(result) == {"computed": 38, "from_cache": 0}
+    assert (result.out / "graph.nt").read_bytes() == (local_small_build.out / "graph.nt").read_bytes()
+    assert (result.out / "keyphrases.jsonl").read_bytes() == (local_small_build.out / "keyphrases.jsonl").read_bytes()
+    assert _children() <= before
