@@ -62,7 +62,16 @@ def stats(graph="outputs/graph.json"):
     path = Path(graph)
     if path.is_dir():
         path = path / "graph.json"
-    elif path.suffix != ".json":
+    elif path.is_file() and path.suffix != ".json":  # another output of the build: its graph.json
         path = path.with_name("graph.json")
+    elif not path.exists():
+        from kg.errors import InputError
+
+        raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json or the output folder of a build")
     G = load_graph(path)
-    return graph_stats(G) | {"top_concepts": [{"concept": n, "label": l, "papers": c} for n, l, c in top_concepts(G)]}
+    try:
+        return graph_stats(G) | {"top_concepts": [{"concept": n, "label": l, "papers": c} for n, l, c in top_concepts(G)]}
+    except (KeyError, TypeError, ValueError) as e:  # a node or link without what kg build gives it
+        from kg.errors import InputError
+
+        raise InputError(f"{path}: not a graph.json written by kg build (a node or link lacks {e})") from e

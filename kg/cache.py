@@ -14,11 +14,16 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from kg.errors import OutputError
 from kg.extract import Keyphrase, PaperKeyphrases
 
 __all__ = ["ExtractionCache", "document_key"]
 
 SCHEMA = 1
+
+
+def _reason(e: Exception) -> str:
+    return getattr(e, "strerror", None) or str(e) or type(e).__name__
 
 
 def document_key(fingerprint: str, document: str) -> str:
@@ -30,12 +35,17 @@ class ExtractionCache:
 
     def __init__(self, folder: str | Path):
         self.path = Path(folder) / "extractions.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = self._open()
-        except sqlite3.DatabaseError:
-            self.path.replace(self.path.with_suffix(".damaged"))
-            self._db = self._open()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._db = self._open()
+            except sqlite3.OperationalError:  # read-only, locked, a full disk: not a damaged file
+                raise
+            except sqlite3.DatabaseError:  # "file is not a database": set aside, start afresh
+                self.path.replace(self.path.with_suffix(".damaged"))
+                self._db = self._open()
+        except (OSError, sqlite3.Error) as e:
+            raise OutputError(f"{self.path}: cannot write the extraction cache ({_reason(e)})") from e
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path)
@@ -70,8 +80,11 @@ class ExtractionCache:
             (key, json.dumps({"k": [[k.phrase, k.score, k.rank] for k in r.keyphrases], "d": [list(d) for d in r.definitions]}))
             for key, r in items
         ]
-        with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO extraction VALUES (?, ?)", rows)
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO extraction VALUES (?, ?)", rows)
+        except sqlite3.Error as e:
+            raise OutputError(f"{self.path}: cannot write the extraction cache ({_reason(e)})") from e
 
     def close(self) -> None:
         self._db.close()

@@ -12,7 +12,7 @@ import sys
 import click
 
 import kg
-from kg.errors import KGError
+from kg.errors import KGError, OutputsWritten
 
 FORMATS = ("table", "csv", "json")
 
@@ -188,8 +188,11 @@ def main(argv: list[str] | None = None) -> None:
         atexit.register(gc.freeze)
     try:
         cli.main(args=argv, prog_name="kg", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("interrupted; the previous outputs are unchanged", err=True)
+    except click.exceptions.Abort as e:  # click's form of a KeyboardInterrupt (the cause)
+        if isinstance(e.__cause__, OutputsWritten):  # Ctrl-C while a build renamed its outputs: it waited for them
+            click.echo(f"interrupted; {e.__cause__}", err=True)
+        else:
+            click.echo("interrupted; the previous outputs are unchanged", err=True)
         sys.exit(130)
     except click.ClickException as e:
         e.show()
@@ -197,6 +200,9 @@ def main(argv: list[str] | None = None) -> None:
     except KGError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(e.exit_code)
+    except OutputsWritten as e:
+        click.echo(f"interrupted; {e}", err=True)
+        sys.exit(130)
     except KeyboardInterrupt:
         click.echo("interrupted; the previous outputs are unchanged", err=True)
         sys.exit(130)

@@ -2,9 +2,9 @@
 
 Exit codes (documented in the README):
   1  unexpected internal error (a bug: please report it)
-  2  usage or input error (a path, a file, a row, a query argument, an executor or its scheduler)
+  2  usage or input error (a path, a file, a row, an executor or its scheduler)
   3  model error (the packaged model is missing or does not match its checksum)
-  4  query error (a SPARQL query that does not parse or cannot run)
+  4  query error (a SPARQL query that cannot be found, parsed or run, or a --bind value it cannot take)
   5  output error (an output folder that cannot be written)
 """
 
@@ -46,3 +46,8 @@ class OutputError(KGError):
     """An output that cannot be written."""
 
     exit_code = 5
+
+
+class OutputsWritten(KeyboardInterrupt):
+    """An interrupt (Ctrl-C) that came while a build renamed its outputs into place: it waited
+    until they all were, so the output folder holds the new build whole."""

@@ -520,8 +520,37 @@ def load_graph(path: str | Path) -> nx.Graph:
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return nx.node_link_graph(data, edges="links")
     except FileNotFoundError as e:
         raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json") from e
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
+    except IsADirectoryError as e:
+        raise InputError(f"{path}: a folder, not a graph.json") from e
+    except OSError as e:
+        raise InputError(f"{path}: cannot be read ({e.strerror or e})") from e
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"{path}: not a graph.json written by kg build ({e})") from e
+    problem = _not_node_link(data)
+    if problem:
+        raise InputError(f"{path}: not a graph.json written by kg build ({problem})")
+    try:
+        return nx.node_link_graph(data, edges="links")
+    except (KeyError, TypeError, ValueError, AttributeError, nx.NetworkXError) as e:
+        raise InputError(f"{path}: not a graph.json written by kg build ({e})") from e
+
+
+def _not_node_link(data) -> str | None:
+    """What keeps *data* from being the node-link form `write_graph_json` writes, or None: an
+    object with a list of nodes (each an object with an id and a kind) and of links (each an
+    object with a source, a target and a kind)."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    for key, needed in (("nodes", ("id", "kind")), ("links", ("source", "target", "kind"))):
+        items = data.get(key)
+        if not isinstance(items, list):
+            return f"no list of {key}"
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                return f"{key}[{i}] is not an object"
+            missing = [k for k in needed if k not in item]
+            if missing:
+                return f"{key}[{i}] has no {', '.join(missing)}"
+    return None

@@ -22,7 +22,7 @@ from pathlib import Path
 import networkx as nx
 
 from kg.concepts import merge_concepts
-from kg.errors import OutputError
+from kg.errors import OutputError, OutputsWritten
 from kg.extract import PaperKeyphrases, Settings
 from kg.graph import build_graph, concept_node, graph_stats, paper_node, write_graph_json
 from kg.labels import paper_label
@@ -177,6 +177,35 @@ class _Staging:
         for tmp in self._staged.values():
             tmp.unlink(missing_ok=True)
         self._staged.clear()
+
+
+@contextmanager
+def _signals_held(done: str):
+    """SIGINT and SIGTERM held while the block runs (the outputs are renamed into place, a few
+    milliseconds), so that the folder ends with every output of one build, never some of each.
+
+    A SIGINT that came meanwhile is `OutputsWritten` (saying *done*) once the block is done; a SIGTERM is
+    delivered again, as it came, with its handler back. Outside the main thread (where Python
+    cannot set handlers) the block runs as it is."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    held = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
+    for sig in held:
+        signal.signal(sig, lambda number, frame: came.append(number))
+    try:
+        yield
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+    if signal.SIGTERM in came:
+        os.kill(os.getpid(), signal.SIGTERM)
+    if signal.SIGINT in came:
+        raise OutputsWritten(done)
 
 
 def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> None:
@@ -412,6 +441,23 @@ def build(
             gc.enable()
 
 
+def _check_output_folder(out: Path) -> None:
+    """Stop at once, before any work, when *out* cannot be the output folder: a file, or a folder
+    that cannot be created or written (nothing is created here: a build that stops on its input
+    leaves no folder behind)."""
+    if out.exists():
+        if not out.is_dir():
+            raise OutputError(f"{out}: a file, not a folder; --out names the folder the outputs go to")
+        target = out
+    else:
+        target = next(p for p in out.absolute().parents if p.exists() or p == p.parent)
+        if not target.is_dir():
+            raise OutputError(f"{out}: cannot create the output folder ({target} is a file)")
+    if not os.access(target, os.W_OK | os.X_OK):
+        doing = "write to" if target is out else "create"
+        raise OutputError(f"{out}: cannot {doing} the output folder ({target}: permission denied)")
+
+
 def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor) -> BuildResult:
     gc.disable()
     from kg.embed import MODEL_NAME
@@ -420,6 +466,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
 
     base = check_base(base or DEFAULT_BASE)
     spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
+    _check_output_folder(Path(out))
     # The packaged model is loaded in a process of its own, started now, so that its loading
     # overlaps the reading and the cache lookup; it extracts (under dask-local, only a few
     # documents: `_runner`), embeds the labels the merge compares, and is stopped once the
@@ -510,6 +557,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
         return stats, staging.written()
 
     loading = side = None
+    committed = False
     try:
         side = _Forked(views)
         del found, index, concepts  # the graph holds what the RDF needs
@@ -530,20 +578,22 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
             forget_manifest(cache_dir)  # a build stopped halfway leaves no manifest to trust
         if loading is not None:
             loading.ready()  # it reads graph.nt's temporary file; a store that failed fails the build
-        files = staging.commit()
-        if key is not None:
-            built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
-            write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
+        with _signals_held(f"the new outputs are all in {out}/"):  # all renamed or none: an interrupt waits
+            files = staging.commit()
+            committed = True
+            if key is not None:
+                built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
+                write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
+            if loading is not None:
+                loading.finish()
     except BaseException:
         if side is not None:
             side.stop()
         staging.discard()
         staging.discard_stale(VIEW_FILES)
-        if loading is not None:
+        if loading is not None and not committed:
             loading.discard()
         raise
-    if loading is not None:
-        loading.finish()
     return BuildResult(stats, tuple(warnings), Path(out), tuple(files),
                        extraction={"computed": len(papers) - cached, "from_cache": cached}, _graph=G)
 

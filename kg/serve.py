@@ -462,6 +462,7 @@ class StoreLoad:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"{self.folder}: cannot create the output folder ({e.strerror})") from e
+        _remove_stale(self.folder)  # what an interrupted build left (not a store another build is making)
         self._tmp, self._fd = _new_store_folder(self.folder)
         tmp, nt = self._tmp, Path(nt)
         previous, previous_nt = self.folder / STORE, self.folder / "graph.nt"
@@ -1364,7 +1365,11 @@ class Server:
         self.worker: _Worker | None = None
         self._front: _Front | None = None
         self._serving = False
-        if not self.graph_dir.is_dir():
+        if self.graph_dir.is_file() and (self.graph_dir.parent / "graph.nt").is_file():  # an output file of a build: its folder
+            self.graph_dir = self.graph_dir.parent
+        elif self.graph_dir.exists() and not self.graph_dir.is_dir():
+            raise InputError(f"{self.graph_dir}: a file, not the output folder of a build; pass --graph FOLDER (the --out of kg build)")
+        elif not self.graph_dir.is_dir():
             raise InputError(f"{self.graph_dir}: no such folder; run `kg build --out {self.graph_dir}` first, or pass --graph")
         graph_json = self.graph_dir / "graph.json"
         try:

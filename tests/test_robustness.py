@@ -133,3 +133,113 @@ def test_odd_urls_and_venues_give_valid_iris(tmp_path, hash_embedder, nlp):
     report, G = graph_of([f], hash_embedder, nlp)
     assert len(report.papers) == 2
     round_trips(G)
+
+
+def test_ctrl_c_while_the_outputs_are_renamed_waits_for_the_last_one(tmp_path, hash_embedder, nlp, monkeypatch):
+    """A SIGINT that comes between two renames is held until every output is in place: the folder
+    holds one build, all new, never some files of each; then the interrupt is raised."""
+    import signal
+
+    from kg.errors import OutputsWritten
+
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    out = tmp_path / "out"
+    kg.build([f], out, embedder=hash_embedder, nlp=nlp, base="https://example.org/old/", store=False)
+    calls = {"n": 0}
+    real_replace = os.replace
+
+    def replace(*args):
+        calls["n"] += 1
+        if calls["n"] == 2:  # after the first output is in place
+            signal.raise_signal(signal.SIGINT)
+        return real_replace(*args)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OutputsWritten, match="the new outputs are all in"):
+        kg.build([f], out, embedder=hash_embedder, nlp=nlp, base="https://example.org/new/", store=False)
+    monkeypatch.undo()
+    assert calls["n"] >= 7 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    fresh = kg.build([f], tmp_path / "fresh", embedder=hash_embedder, nlp=nlp, base="https://example.org/new/", store=False)
+    written = sorted(p.name for p in out.iterdir() if p.is_file())
+    assert written == sorted(p.name for p in fresh.out.iterdir() if p.is_file())
+    for name in written:
+        assert (out / name).read_bytes() == (fresh.out / name).read_bytes(), name
+    again = kg.build([f], out, embedder=hash_embedder, nlp=nlp, base="https://example.org/new/", store=False)
+    assert again.unchanged  # its manifest was written too
+
+
+def test_the_cli_says_when_an_interrupt_came_after_the_outputs_were_written(run_cli, tmp_path, monkeypatch):
+    from kg.errors import OutputsWritten
+
+    def build(*args, **kwargs):
+        raise OutputsWritten(f"the new outputs are all in {tmp_path}/")
+
+    monkeypatch.setattr(kg, "build", build)
+    result = run_cli("build", str(tmp_path), "--out", str(tmp_path / "out"))
+    assert result.code == 130 and result.err.endswith(f"interrupted; the new outputs are all in {tmp_path}/\n")
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_an_output_folder_that_cannot_be_one_is_one_line_and_exit_5_before_any_work(run_cli, tmp_path, where):
+    taken = tmp_path / "out.txt"
+    taken.write_text("not a folder")
+    out = taken if where == "a file" else taken / "sub"
+    result = run_cli("build", str(tmp_path / "missing.txt"), "--out", str(out))  # the input is never read
+    assert result.code == 5 and result.err.count("\n") == 1 and result.err.startswith(f"error: {out}: ")
+    assert taken.read_text() == "not a folder"
+
+
+def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp_path, monkeypatch):
+    import sqlite3
+
+    from kg.cache import ExtractionCache
+    from kg.errors import OutputError
+
+    folder = tmp_path / ".cache"
+    ExtractionCache(folder).close()
+
+    def read_only(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(sqlite3, "connect", read_only)
+    with pytest.raises(OutputError, match="cannot write the extraction cache .attempt to write a readonly database"):
+        ExtractionCache(folder)
+    assert (folder / "extractions.sqlite").exists() and not (folder / "extractions.damaged").exists()
+    monkeypatch.undo()
+    (tmp_path / "out.txt").write_text("a file")
+    with pytest.raises(OutputError, match="cannot write the extraction cache .Not a directory"):
+        ExtractionCache(tmp_path / "out.txt" / ".cache")
+
+
+def test_a_build_removes_the_store_folders_an_interrupted_build_left(tmp_path, hash_embedder, nlp):
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    out = tmp_path / "out"
+    kg.build([f], out, embedder=hash_embedder, nlp=nlp)
+    left = [out / ".store-abc123.tmp", out / ".store-old-1-2"]
+    for folder in left:
+        folder.mkdir()
+        (folder / "x").write_text("half a store")
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n\nDiffusion models generate images.\n")
+    kg.build([f], out, embedder=hash_embedder, nlp=nlp)
+    assert not any(folder.exists() for folder in left)
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".store")) == []
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"[1, 2, 3]", "a JSON list, not an object"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", "not a graph.json written by kg build"),
+    (b'{"nodes": [{"id": "a"}], "links": []}', "nodes[0] has no kind"),
+    (b'{"nodes": [], "links": [{"source": "a", "target": "b"}]}', "links[0] has no kind"),
+    (b'{"nodes": [{"id": "a", "kind": "concept"}], "links": []}', "lacks"),
+])
+def test_kg_stats_on_a_graph_json_kg_did_not_write_is_one_line(run_cli, tmp_path, content, problem):
+    (tmp_path / "graph.json").write_bytes(content)
+    result = run_cli("stats", "--graph", str(tmp_path / "graph.json"))
+    assert result.code == 2 and result.err.count("\n") == 1 and problem in result.err, result.err
+
+
+def test_kg_stats_names_the_path_it_was_given(run_cli, tmp_path):
+    result = run_cli("stats", "--graph", str(tmp_path / "nothere"))
+    assert result.code == 2 and result.err.startswith(f"error: {tmp_path / 'nothere'}: no such file; run `kg build` first")

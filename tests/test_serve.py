@@ -26,7 +26,7 @@ import pytest
 from fixture_graph import fixture_graph
 
 import kg.serve
-from kg.errors import OutputError, QueryError
+from kg.errors import InputError, OutputError, QueryError
 from kg.explorer import MAX_CONCEPTS, MAX_PAPERS, Explorer
 from kg.graph import graph_to_json
 from kg.rdf import serialize, to_rdf
@@ -535,3 +535,13 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
             browser.close()
     assert not errors
     assert requests and all(url.startswith(server.url) for url in requests), requests
+
+
+def test_serve_given_an_output_file_serves_its_build_folder(small_build, tmp_path):
+    with start_server(small_build / "graph.nt", port=0, timeout=1.0) as server:
+        assert server.graph_dir == small_build
+        assert json.loads(_get(server.url + "api/status")[2])["graph"] == str(small_build)
+    stray = tmp_path / "notes.txt"
+    stray.write_text("not a build")
+    with pytest.raises(InputError, match="a file, not the output folder of a build"):
+        start_server(stray, port=0, timeout=1.0)
