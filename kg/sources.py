@@ -1,18 +1,22 @@
 """Reading abstracts: abstract-list text files, JSON Lines and CSV, into `Paper` records.
 
 A text file starts with a header line naming the venue and year in any language
-(``ICML 2026 Papers``, ``ICLR 2026 论文列表``); each following paragraph is one abstract.
+(``ICML 2026 Papers``, ``ICLR 2026 论文列表``); each following paragraph is one abstract
+(a paragraph whose every line is long enough to be an abstract is one abstract per line).
 JSON Lines and CSV rows carry an ``abstract`` field and optional ``id``, ``title``,
-``venue`` and ``year``.
+``venue`` and ``year``. A folder is read for its files with one of `FOLDER_SUFFIXES`; a
+file named on its own is read whatever its name.
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import hashlib
 import io
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,10 +36,23 @@ __all__ = [
     "read_papers",
 ]
 
-TEXT_SUFFIXES = (".txt", ".md", ".text", "")
+TEXT_SUFFIXES = (".txt",)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv", ".tsv")
+# What a folder is read for (the formats the README documents); a file named on its own is
+# read whatever its suffix, as an abstract list unless it is JSON Lines or CSV.
+FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
 MAX_HEADER_WORDS = 12
+# A paragraph of two or more lines that each have this many words is one abstract per line:
+# an abstract has 100-300 words, a hard-wrapped line 10-15.
+ONE_PER_LINE_MIN_WORDS = 30
+# Bytes looked at to tell text from binary data and UTF-16 without a byte-order mark.
+SAMPLE_BYTES = 8192
+# UTF-16 without a byte-order mark: at least this share of the bytes on one side (odd or
+# even offsets) are NUL and none on the other, as in mostly-ASCII text.
+UTF16_NUL_SHARE = 0.5
+# How many skipped files of a folder its warning names.
+MAX_NAMED_SKIPS = 5
 
 
 @dataclass(frozen=True, order=True)
@@ -119,6 +136,12 @@ _GENERIC_HEADER_WORDS = frozenset(
     workshop abstracts abstract orals oral posters poster spotlight spotlights selected
     international annual edition volume vol""".split()
 )
+_SENTENCE_END = (".", "?", "!", "。", "？", "！")
+# Words of a sentence, not of a header: a short first line holding one is an abstract.
+_SENTENCE_WORDS = frozenset(
+    """we our us is are was were be been has have had can could will would may might should must
+    does do did this these those it its how why what when which whether that than""".split()
+)
 
 
 def parse_header(line: str) -> tuple[str | None, int | None]:
@@ -130,43 +153,68 @@ def parse_header(line: str) -> tuple[str | None, int | None]:
     ('ICLR', 2026)
     >>> parse_header("Proceedings of NeurIPS 2025")
     ('NeurIPS', 2025)
+
+    The venue is the first acronym-like word (two capitals or more: ICML, NeurIPS); without
+    one, the only word left besides generic ones (``Interspeech 2024``) or the only
+    capitalised one (``Papers from Interspeech``); else it is unknown.
+
+    >>> parse_header("Some Papers I Liked")
+    (None, None)
     """
     line = normalize_space(line)
     years = _YEAR.findall(line)
     year = int(years[0]) if years else None
     words = [w for w in _WORD.findall(_YEAR.sub(" ", line)) if w.lower() not in _GENERIC_HEADER_WORDS]
     acronyms = [w for w in words if sum(c.isupper() for c in w) >= 2]
-    venue = acronyms[0] if acronyms else (words[0] if words else None)
+    names = words if len(words) == 1 else [w for w in words if w[0].isupper()]
+    venue = acronyms[0] if acronyms else (names[0] if len(names) == 1 else None)
     return venue, year
 
 
 def _decode(raw: bytes, name: str) -> tuple[str, list[Diagnostic]]:
-    """Text from bytes: BOMs honoured, UTF-8 expected, Latin-1 accepted with a warning."""
+    """Text from bytes: BOMs honoured, UTF-8 expected, UTF-16 without a BOM and Latin-1
+    accepted with a warning, binary data and NUL bytes refused."""
     notes: list[Diagnostic] = []
-    if raw.startswith(codecs.BOM_UTF8):
-        return raw[len(codecs.BOM_UTF8):].decode("utf-8", errors="strict"), notes
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return raw.decode("utf-16"), notes
         except UnicodeDecodeError as e:
             raise InputError(f"{name}: not valid UTF-16 despite its byte-order mark ({e.reason}); re-save it as UTF-8") from e
-    if b"\x00" in raw[:8192] or _looks_binary(raw[:8192]):
+    bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    body = raw[bom:]
+    encoding = None if bom else _utf16_without_bom(body[:SAMPLE_BYTES])
+    if encoding:
+        try:
+            text = body.decode(encoding)
+        except UnicodeDecodeError as e:
+            raise InputError(f"{name}: looks like UTF-16 without a byte-order mark but is not valid {encoding.upper()} ({e.reason});"
+                             " save it as UTF-8") from e
+        if _looks_binary(text[:SAMPLE_BYTES].encode("utf-8", errors="replace")):
+            raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
+        notes.append(Diagnostic(name, None, f"UTF-16 without a byte-order mark; read as {encoding.upper()}, re-save it as UTF-8 to be sure",
+                                "decoded_as_utf16"))
+        return text, notes
+    if _looks_binary(body[:SAMPLE_BYTES]):
         raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
+    nul = body.find(b"\x00")
+    if nul >= 0:
+        raise InputError(f"{name}: contains NUL bytes (the first at byte {bom + nul}: binary data?); give kg UTF-8 text, JSON Lines or CSV")
     try:
-        return raw.decode("utf-8"), notes
+        return body.decode("utf-8"), notes
     except UnicodeDecodeError as e:
+        despite = " despite its UTF-8 byte-order mark" if bom else ""
         notes.append(
             Diagnostic(
                 name,
                 None,
-                f"not UTF-8 (byte {e.start}); read as Windows-1252/Latin-1, re-save it as UTF-8 to be sure",
+                f"not UTF-8 (byte {bom + e.start}){despite}; read as Windows-1252/Latin-1, re-save it as UTF-8 to be sure",
                 "decoded_as_latin1",
             )
         )
         try:
-            return raw.decode("cp1252"), notes
+            return body.decode("cp1252"), notes
         except UnicodeDecodeError:
-            return raw.decode("latin-1"), notes
+            return body.decode("latin-1"), notes
 
 
 def _looks_binary(sample: bytes) -> bool:
@@ -174,6 +222,19 @@ def _looks_binary(sample: bytes) -> bool:
         return False
     control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
     return control / len(sample) > 0.05
+
+
+def _utf16_without_bom(sample: bytes) -> str | None:
+    """'utf-16-le' or 'utf-16-be' when *sample* looks like UTF-16 text without a byte-order
+    mark (NUL bytes at every other offset, none at the others), else None."""
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if not even.count(0) and odd.count(0) >= UTF16_NUL_SHARE * len(odd):
+        return "utf-16-le"
+    if not odd.count(0) and even.count(0) >= UTF16_NUL_SHARE * len(even):
+        return "utf-16-be"
+    return None
 
 
 def _paragraphs(text: str) -> Iterator[tuple[int, int, str]]:
@@ -196,11 +257,27 @@ def _paragraphs(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def _is_header(paragraph: str) -> bool:
+    """Whether the first line of the file's first *paragraph* is a header (venue and year).
+
+    It has text and at most `MAX_HEADER_WORDS` words. With a year, it is a header unless it
+    is a paragraph of its own that ends with a full stop. Without one, it is not a header
+    when it reads like a sentence (ends with . ? !, or holds a word such as "we", "is",
+    "can") or runs on into the next line (which starts in lower case).
+    """
     lines = paragraph.splitlines()
     first = normalize_space(lines[0])
-    return len(first.split()) <= MAX_HEADER_WORDS and not first.endswith(".") or bool(
-        len(lines) > 1 and len(first.split()) <= MAX_HEADER_WORDS and _YEAR.search(first)
-    )
+    if not is_text(first) or len(first.split()) > MAX_HEADER_WORDS:
+        return False
+    if _YEAR.search(first):
+        return len(lines) > 1 or not first.endswith(".")
+    if first.endswith(_SENTENCE_END) or any(w.lower() in _SENTENCE_WORDS for w in _WORD.findall(first)):
+        return False
+    return not (len(lines) > 1 and lines[1].strip()[:1].islower())
+
+
+def _one_per_line(lines: Sequence[str]) -> bool:
+    """Whether a paragraph of *lines* is one abstract per line: 2+ lines, each long enough to be one."""
+    return len(lines) > 1 and all(len(line.split()) >= ONE_PER_LINE_MIN_WORDS for line in lines)
 
 
 @dataclass(frozen=True)
@@ -211,10 +288,12 @@ class _Record:
     venue: str | None = None
     year: int | None = None
     source_id: str | None = None
+    text: str | None = None  # the cleaned abstract, when reading made it already
 
 
-def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic]]:
+def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
     notes: list[Diagnostic] = []
+    skipped: dict[str, int] = {}
     paragraphs = list(_paragraphs(text))
     if not paragraphs:
         raise InputError(f"{name}: empty file; put a header line (venue and year) and one abstract per paragraph in it")
@@ -249,8 +328,39 @@ def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic]]:
         )
     if not body:
         raise InputError(f"{name}: a header and no abstracts; add one abstract per paragraph below the header line")
-    records = [_Record(normalize_space(p), Source(name, paragraph=no, line=line), venue=venue, year=year) for no, line, p in body]
-    return records, notes
+    records = []
+    for no, line, paragraph in body:
+        lines = paragraph.splitlines()
+        pieces = [(line, paragraph)]
+        if _one_per_line(lines):
+            pieces = [(line + i, part) for i, part in enumerate(lines)]
+            notes.append(
+                Diagnostic(
+                    name,
+                    _where(Source(name, paragraph=no, line=line)),
+                    f"{len(lines)} lines of {ONE_PER_LINE_MIN_WORDS} words or more and no blank line between them;"
+                    f" read as {len(lines)} abstracts, one per line (put a blank line between abstracts to be sure)",
+                    "one_abstract_per_line",
+                )
+            )
+        for lineno, piece in pieces:
+            abstract = normalize_space(piece)
+            cleaned = clean_text(abstract)
+            source = Source(name, paragraph=no, line=lineno)
+            if not is_text(cleaned):
+                notes.append(
+                    Diagnostic(name, _where(source), f"no text left after cleaning ({_shown(piece.strip())}); paragraph skipped", "paragraph_without_text")
+                )
+                skipped["paragraph_without_text"] = skipped.get("paragraph_without_text", 0) + 1
+                continue
+            records.append(_Record(abstract, source, venue=venue, year=year, text=cleaned))
+    return records, notes, skipped
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    """*value* as Python writes it (escapes show invisible characters), at most about *limit* characters."""
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 _FIELDS = ("abstract", "id", "title", "venue", "year")
@@ -264,7 +374,8 @@ def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnost
     lowered = {str(k).strip().lower(): v for k, v in data.items()}
     abstract = lowered.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
-        notes.append(Diagnostic(name, f"row {row}", "no abstract (the 'abstract' field is missing or empty); row skipped", "row_without_abstract"))
+        why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {_shown(abstract)}"
+        notes.append(Diagnostic(name, f"row {row}", f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract"))
         skipped["row_without_abstract"] = skipped.get("row_without_abstract", 0) + 1
         return None
     year = lowered.get("year")
@@ -279,6 +390,9 @@ def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnost
     def text_field(key: str) -> str | None:
         value = lowered.get(key)
         if value is None or value == "":
+            return None
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):  # a number is text enough (an id 42)
+            notes.append(Diagnostic(name, f"row {row}", f"{key} {_shown(value)} is not text; the paper is kept without it", "bad_field"))
             return None
         return normalize_space(str(value)) or None
 
@@ -352,23 +466,118 @@ def _read_csv(name: str, text: str, delimiter: str) -> tuple[list[_Record], list
 
 
 def _expand(paths: Sequence[str | Path]) -> list[Path]:
-    files: list[Path] = []
+    """The files *paths* name (files, or folders of them), each once, in order."""
+    return _scan(paths)[0]
+
+
+def _scan(paths: Sequence[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """The files *paths* name, each once (by resolved path; the first mention keeps its place),
+    and a warning per folder with files it skipped and per file named more than once."""
+    files: dict[Path, Path] = {}
+    mentions: dict[Path, int] = {}
+    notes: list[Diagnostic] = []
     for given in paths:
         path = Path(given)
         if not path.exists():
-            raise InputError(f"{path}: no such file or folder; give abstract-list files or folders of them")
+            raise InputError(_missing(path))
         if path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and not p.name.startswith(".") and p.name.lower() != "readme.md"
-                and p.suffix.lower() in TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
-            )
+            if _is_kg_output(path):
+                raise InputError(f"{path}: a folder kg build wrote its outputs in, not abstract lists; give the folder of the abstract lists")
+            found, skipped = _folder_inputs(path)
             if not found:
-                raise InputError(f"{path}: folder has no readable input (.txt, .jsonl or .csv files)")
-            files.extend(found)
+                left = f"; it has {_named(skipped)}" if skipped else ""
+                raise InputError(f"{path}: folder has no readable input ({_suffixes('or')} files){left}")
+            if skipped:
+                kinds = "files" if all(not s.endswith(("/", ")")) for s in skipped) else "files and folders"
+                notes.append(
+                    Diagnostic(
+                        _display_name(path),
+                        None,
+                        f"skipped {len(skipped)} {kinds} that are not abstract lists: {_named(skipped)}"
+                        f" (a folder is read for its {_suffixes('and')} files; name a file to read it whatever its name)",
+                        "skipped_files",
+                    )
+                )
         else:
-            files.append(path)
-    return files
+            found = [path]
+        for file in found:
+            key = file.resolve()
+            files.setdefault(key, file)
+            mentions[key] = mentions.get(key, 0) + 1
+    for key, n in mentions.items():
+        if n > 1:
+            notes.append(Diagnostic(_display_name(files[key]), None, f"given {n} times (by name or in a folder); read once", "file_given_twice"))
+    return list(files.values()), notes
+
+
+def _missing(path: Path) -> str:
+    """Why *path*, which does not exist as far as `Path.exists` sees, cannot be read."""
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 reports a symbolic link loop so
+        return f"{path}: a symbolic link loop; make it point at an abstract-list file or folder"
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return f"{path}: a symbolic link loop; make it point at an abstract-list file or folder"
+        if e.errno == errno.EACCES:
+            return f"{path}: cannot be reached (permission denied); check the permissions of its folders"
+        if path.is_symlink():
+            return f"{path}: a symbolic link to {os.readlink(path)}, which does not exist; give abstract-list files or folders of them"
+    return f"{path}: no such file or folder; give abstract-list files or folders of them"
+
+
+def _folder_inputs(folder: Path) -> tuple[list[Path], list[str]]:
+    """The files under *folder* with one of `FOLDER_SUFFIXES`, sorted, and the names (relative to
+    *folder*, sorted) of what is skipped: other files, kg output folders, links to folders and
+    whatever cannot be listed. Skipped folders are not entered; hidden files and folders are
+    passed over unnamed."""
+    found: list[Path] = []
+    skipped: list[str] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(current.iterdir())
+        except OSError as e:
+            skipped.append(f"{current.relative_to(folder).as_posix()}/ (cannot be listed: {e.strerror})")
+            continue
+        for entry in entries:
+            name = entry.relative_to(folder).as_posix()
+            is_dir = entry.is_dir()
+            if entry.name.startswith("."):  # hidden (.git/, .DS_Store): left alone, as every tool does
+                continue
+            if is_dir and entry.is_symlink():
+                skipped.append(f"{name}/ (a link)")
+            elif is_dir and _is_kg_output(entry):
+                skipped.append(f"{name}/ (kg outputs)")
+            elif is_dir:
+                pending.append(entry)
+            elif entry.is_file() and entry.suffix.lower() in FOLDER_SUFFIXES:
+                found.append(entry)
+            else:
+                skipped.append(name)
+    return sorted(found), sorted(skipped)
+
+
+def _is_kg_output(folder: Path) -> bool:
+    """Whether *folder* is one `kg build` wrote: it holds the build manifest, or graph.nt beside
+    the store or the cache."""
+    from kg.manifest import MANIFEST  # here: kg.manifest imports numpy, which reading needs not
+
+    return (folder / ".cache" / MANIFEST).is_file() or (
+        (folder / "graph.nt").is_file() and ((folder / "store").is_dir() or (folder / ".cache").is_dir())
+    )
+
+
+def _named(names: Sequence[str]) -> str:
+    """The first `MAX_NAMED_SKIPS` of *names*, and how many more."""
+    more = f" and {len(names) - MAX_NAMED_SKIPS} more" if len(names) > MAX_NAMED_SKIPS else ""
+    return ", ".join(names[:MAX_NAMED_SKIPS]) + more
+
+
+def _suffixes(conjunction: str) -> str:
+    """`FOLDER_SUFFIXES` as a list in words: '.txt, .jsonl, … or .tsv'."""
+    return f"{', '.join(FOLDER_SUFFIXES[:-1])} {conjunction} {FOLDER_SUFFIXES[-1]}"
 
 
 def _display_name(path: Path) -> str:
@@ -394,8 +603,7 @@ def _read_file(path: Path) -> tuple[list[_Record], list[Diagnostic], dict[str, i
     elif suffix in CSV_SUFFIXES:
         records, more, skipped = _read_csv(name, text, "\t" if suffix == ".tsv" else ",")
     else:
-        records, more = _read_text(name, text)
-        skipped = {}
+        records, more, skipped = _read_text(name, text)
     if not records and not skipped:
         raise InputError(f"{name}: no abstracts found")
     return records, notes + more, skipped
@@ -413,7 +621,7 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
             papers[pid] = Paper(
                 id=pid,
                 abstract=record.abstract,
-                text=clean_text(record.abstract),
+                text=record.text if record.text is not None else clean_text(record.abstract),
                 title=record.title,
                 venue=record.venue,
                 year=record.year,
@@ -424,7 +632,12 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
             continue
         merged += 1
         notes.append(
-            Diagnostic(record.source.file, _where(record.source), f"same abstract as {known.sources[0]}; kept once as paper {pid} with both sources", "duplicate_merged")
+            Diagnostic(
+                record.source.file,
+                _where(record.source),
+                f"same abstract as {known.sources[0]}; kept once as paper {pid} with both sources{_dropped(known, record)}",
+                "duplicate_merged",
+            )
         )
         papers[pid] = replace(
             known,
@@ -437,6 +650,17 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
     return list(papers.values()), merged, notes
 
 
+def _dropped(known: Paper, record: _Record) -> str:
+    """What of *record*'s venue and year its paper, *known*, does not keep: '' when nothing."""
+    kept = [(what, k, r) for what, k, r in (("venue", known.venue, record.venue), ("year", known.year, record.year))
+            if k is not None and r is not None and k != r]
+    if not kept:
+        return ""
+    what = " and ".join(w for w, _, _ in kept)
+    return (f"; the {what} given here ({' '.join(str(r) for _, _, r in kept)}) {'is' if len(kept) == 1 else 'are'} not kept,"
+            f" the paper keeps {' '.join(str(k) for _, k, _ in kept)}")
+
+
 def _where(source: Source) -> str:
     if source.paragraph is None:
         return f"row {source.row}"
@@ -444,16 +668,15 @@ def _where(source: Source) -> str:
 
 
 def read_papers(paths: Sequence[str | Path]) -> ReadReport:
-    """Read every abstract under *paths* (files, or folders of .txt/.jsonl/.csv files).
+    """Read every abstract under *paths* (files, or folders of `FOLDER_SUFFIXES` files).
 
     Raises `InputError` for a path or file kg cannot use; returns warnings for what it
     could read with a caveat. Nothing is dropped without a warning that says so.
     """
     if not paths:
         raise InputError("no input given; name abstract-list files or folders")
-    files = _expand(paths)
+    files, warnings = _scan(paths)
     records: list[_Record] = []
-    warnings: list[Diagnostic] = []
     skipped: dict[str, int] = {}
     for path in files:
         got, notes, skips = _read_file(path)

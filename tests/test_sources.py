@@ -1,5 +1,6 @@
 import codecs
 import json
+import os
 
 import pytest
 
@@ -20,6 +21,11 @@ ABSTRACT_B = "We propose a new optimizer for training large language models with
         ("Articles acceptés à EMNLP 2023", ("EMNLP", 2023)),
         ("2026", (None, 2026)),
         ("论文列表", (None, None)),
+        ("Actes de NeurIPS 2025", ("NeurIPS", 2025)),
+        ("2024年 ICLR 論文", ("ICLR", 2024)),
+        ("Interspeech 2024 accepted papers", ("Interspeech", 2024)),
+        ("Papers from Interspeech 2024", ("Interspeech", 2024)),
+        ("Some Papers I Liked", (None, None)),
     ],
 )
 def test_header_names_venue_and_year_in_any_language(header, expected):
@@ -149,3 +155,246 @@ def test_file_without_header_keeps_papers_and_warns(tmp_path):
     f = write(tmp_path / "x.txt", f"{ABSTRACT_A}\n\n{ABSTRACT_B}\n")
     report = read_papers([f])
     assert len(report.papers) == 2 and [w.reason for w in report.warnings] == ["no_header"]
+
+
+def said(report, folder):
+    """The report's warnings as the command line prints them, without *folder*."""
+    return [str(w).replace(f"{folder}/", "") for w in report.warnings]
+
+
+def long_abstract(i, words=40):
+    """A distinct abstract of *words* words on one line."""
+    return f"Abstract number {i} studies " + " ".join(f"topic{i}x{k}" for k in range(words - 5)) + " carefully."
+
+
+# 1. a UTF-8 byte-order mark before bytes that are not UTF-8
+
+
+def test_utf8_bom_then_invalid_utf8_is_read_as_windows_1252(tmp_path):
+    f = write(tmp_path / "a.txt", b"\xef\xbb\xbfICML 2026 Papers\n\nCaf\xe9 models.\n")
+    report = read_papers([f])
+    assert [(p.abstract, p.venue, p.year) for p in report.papers] == [("Café models.", "ICML", 2026)]
+    assert [w.reason for w in report.warnings] == ["decoded_as_latin1"]
+    assert str(report.warnings[0]).endswith(
+        "a.txt: not UTF-8 (byte 24) despite its UTF-8 byte-order mark; read as Windows-1252/Latin-1, re-save it as UTF-8 to be sure"
+    )
+
+
+# 2. one abstract per line
+
+
+def test_one_abstract_per_line_is_read_as_one_paper_per_line(tmp_path):
+    lines = [long_abstract(i) for i in range(4)]
+    f = write(tmp_path / "l.txt", "ICML 2026 Papers\n\n" + "\n".join(lines) + "\n")
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == lines
+    assert [(s.paragraph, s.line) for p in report.papers for s in p.sources] == [(2, 3), (2, 4), (2, 5), (2, 6)]
+    assert {p.venue for p in report.papers} == {"ICML"}
+    assert [w.reason for w in report.warnings] == ["one_abstract_per_line"]
+    assert str(report.warnings[0]).endswith(
+        "l.txt, paragraph 2 (line 3): 4 lines of 30 words or more and no blank line between them;"
+        " read as 4 abstracts, one per line (put a blank line between abstracts to be sure)"
+    )
+
+
+def test_header_directly_above_abstracts_one_per_line(tmp_path):
+    lines = [long_abstract(i) for i in range(3)]
+    f = write(tmp_path / "l.txt", "ICLR 2026 论文列表\n" + "\n".join(lines) + "\n")
+    report = read_papers([f])
+    assert [(p.abstract, p.venue, p.year) for p in report.papers] == [(line, "ICLR", 2026) for line in lines]
+    assert [s.line for p in report.papers for s in p.sources] == [2, 3, 4]
+    assert [w.reason for w in report.warnings] == ["one_abstract_per_line"]
+
+
+def test_hard_wrapped_paragraphs_are_still_joined(tmp_path):
+    words = long_abstract(0, words=60).split()
+    wrapped = "\n".join(" ".join(words[i:i + 12]) for i in range(0, len(words), 12))
+    f = write(tmp_path / "w.txt", f"ICML 2026 Papers\n\n{wrapped}\n\n{ABSTRACT_A}\n")
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == [" ".join(words), ABSTRACT_A] and report.warnings == ()
+
+
+def test_one_short_line_keeps_a_paragraph_joined(tmp_path):
+    text = "\n".join([long_abstract(0), long_abstract(1), "A last line of a few words."])
+    f = write(tmp_path / "w.txt", f"ICML 2026 Papers\n\n{text}\n")
+    assert len(read_papers([f]).papers) == 1
+
+
+# 3. what a folder is read for
+
+
+def make_output_folder(folder, manifest):
+    (folder / "store").mkdir(parents=True)
+    (folder / "store" / "CURRENT").write_text("MANIFEST-000001\n")
+    (folder / "graph.nt").write_text("")
+    (folder / "keyphrases.jsonl").write_text(json.dumps({"id": "p1", "keyphrases": []}) + "\n")
+    if manifest:
+        (folder / ".cache").mkdir()
+        (folder / ".cache" / "manifest.json").write_text("{}")
+
+
+def test_folder_reads_only_abstract_lists_and_names_what_it_skips(tmp_path):
+    write(tmp_path / "a.txt", f"ICML 2026 Papers\n\n{ABSTRACT_A}\n")
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub" / "b.jsonl", json.dumps({"abstract": ABSTRACT_B}) + "\n")
+    write(tmp_path / "LICENSE", "MIT License\n\nPermission is hereby granted, free of charge.\n")
+    write(tmp_path / "notes.md", "# Notes\n\nTo read.\n")
+    write(tmp_path / ".hidden.txt", f"ICML 2026\n\n{ABSTRACT_B} hidden\n")
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".git" / "description.txt", "Unnamed repository.\n")
+    make_output_folder(tmp_path / "out", manifest=True)
+    make_output_folder(tmp_path / "sub" / "old", manifest=False)  # a build that stopped before its manifest
+    report = read_papers([tmp_path])
+    assert [f.rsplit("/", 2)[-2:] for f in report.files] == [[tmp_path.name, "a.txt"], ["sub", "b.jsonl"]]
+    assert [p.venue for p in report.papers] == ["ICML", None]
+    assert [w.reason for w in report.warnings] == ["skipped_files"]
+    assert str(report.warnings[0]).endswith(
+        ": skipped 4 files and folders that are not abstract lists: LICENSE, notes.md, out/ (kg outputs), sub/old/ (kg outputs)"
+        " (a folder is read for its .txt, .jsonl, .ndjson, .csv and .tsv files; name a file to read it whatever its name)"
+    )
+
+
+def test_a_file_named_on_its_own_is_read_whatever_its_suffix(tmp_path):
+    f = write(tmp_path / "notes.md", f"ICML 2026 Papers\n\n{ABSTRACT_A}\n")
+    assert [p.venue for p in read_papers([f]).papers] == ["ICML"]
+
+
+def test_folder_without_input_says_which_suffixes_it_reads(tmp_path):
+    write(tmp_path / "LICENSE", "MIT License\n")
+    with pytest.raises(InputError, match=r"^.*: folder has no readable input \(\.txt, \.jsonl, \.ndjson, \.csv or \.tsv files\); it has LICENSE$"):
+        read_papers([tmp_path])
+
+
+def test_a_kg_output_folder_is_not_input(tmp_path):
+    make_output_folder(tmp_path / "out", manifest=True)
+    with pytest.raises(InputError, match=r"out: a folder kg build wrote its outputs in, not abstract lists"):
+        read_papers([tmp_path / "out"])
+
+
+# 4. a short first abstract is not a header
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["Can transformers learn graph algorithms without supervision?", "Transformers learn graph algorithms!", "We study transformers"],
+)
+def test_a_short_first_abstract_is_an_abstract_not_a_header(tmp_path, first):
+    f = write(tmp_path / "s.txt", f"{first}\n\n{ABSTRACT_A}\n")
+    report = read_papers([f])
+    assert [(p.abstract, p.venue, p.year) for p in report.papers] == [(first, None, None), (ABSTRACT_A, None, None)]
+    assert [w.reason for w in report.warnings] == ["no_header"]
+
+
+def test_a_hard_wrapped_first_abstract_is_not_a_header(tmp_path):
+    f = write(tmp_path / "s.txt", "Graph neural networks learn node representations by message\npassing over edges.\n")
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == ["Graph neural networks learn node representations by message passing over edges."]
+
+
+def test_header_without_a_venue_gives_venue_unknown(tmp_path):
+    f = write(tmp_path / "h.txt", f"Some Papers I Liked\n\n{ABSTRACT_A}\n")
+    report = read_papers([f])
+    assert [(p.abstract, p.venue, p.year) for p in report.papers] == [(ABSTRACT_A, None, None)]
+    assert [w.reason for w in report.warnings] == ["header_without_venue_or_year"]
+    assert "header 'Some Papers I Liked' names no venue and year" in str(report.warnings[0])
+
+
+@pytest.mark.parametrize("header, expected", [("Actes de NeurIPS 2025", ("NeurIPS", 2025)), ("2024年 ICLR 論文", ("ICLR", 2024))])
+def test_headers_in_other_languages_still_name_venue_and_year(tmp_path, header, expected):
+    f = write(tmp_path / "h.txt", f"{header}\n\n{ABSTRACT_A}\n")
+    report = read_papers([f])
+    assert [(p.venue, p.year) for p in report.papers] == [expected] and report.warnings == ()
+
+
+# 5. paragraphs with no text
+
+
+def test_paragraphs_with_no_text_are_skipped_and_said(tmp_path):
+    f = write(tmp_path / "e.txt", f"ICML 2026 Papers\n\n\u200b\n\n$$x^2$$\n\n<br/><hr/>\n\n{ABSTRACT_A}\n")
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == [ABSTRACT_A] and paper_id("") not in {p.id for p in report.papers}
+    assert said(report, tmp_path) == [
+        "e.txt, paragraph 2 (line 3): no text left after cleaning ('\\u200b'); paragraph skipped",
+        "e.txt, paragraph 3 (line 5): no text left after cleaning ('$$x^2$$'); paragraph skipped",
+        "e.txt, paragraph 4 (line 7): no text left after cleaning ('<br/><hr/>'); paragraph skipped",
+    ]
+    assert report.skipped == {"paragraph_without_text": 3}
+
+
+def test_a_file_of_paragraphs_with_no_text_has_no_abstracts(tmp_path):
+    f = write(tmp_path / "e.txt", "ICML 2026 Papers\n\n$$x^2$$\n")
+    with pytest.raises(InputError, match=r"no abstracts found in .*e\.txt$"):
+        read_papers([f])
+
+
+# 6. duplicates
+
+
+def test_a_duplicate_under_another_venue_says_which_is_not_kept(tmp_path):
+    a = write(tmp_path / "a.txt", f"ICML 2026 Papers\n\n{ABSTRACT_A}\n")
+    b = write(tmp_path / "b.txt", f"NeurIPS 2025\n\n{ABSTRACT_A}\n")
+    c = write(tmp_path / "c.txt", f"ICML 2025\n\n{ABSTRACT_A}\n")
+    d = write(tmp_path / "d.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
+    report = read_papers([a, b, c, d])
+    assert [(p.venue, p.year, len(p.sources)) for p in report.papers] == [("ICML", 2026, 4)]
+    notes = [str(w) for w in report.warnings]
+    assert notes[0].endswith("with both sources; the venue and year given here (NeurIPS 2025) are not kept, the paper keeps ICML 2026")
+    assert notes[1].endswith("with both sources; the year given here (2025) is not kept, the paper keeps 2026")
+    assert notes[2].endswith("with both sources")
+
+
+def test_a_file_named_twice_is_read_once(tmp_path):
+    f = write(tmp_path / "a.txt", f"ICML 2026 Papers\n\n{ABSTRACT_A}\n")
+    report = read_papers([f, f, tmp_path / "." / "a.txt", tmp_path])
+    assert len(report.files) == 1 and report.records_read == 1 and report.duplicates_merged == 0
+    assert [len(p.sources) for p in report.papers] == [1]
+    assert [w.reason for w in report.warnings] == ["file_given_twice"]
+    assert str(report.warnings[0]).endswith("a.txt: given 4 times (by name or in a folder); read once")
+
+
+# 7. JSON Lines and CSV fields that are not text
+
+
+def test_fields_that_are_not_text_are_ignored_with_a_warning(tmp_path):
+    rows = [
+        json.dumps({"abstract": ABSTRACT_A, "venue": ["ICML", "NeurIPS"], "title": {"en": "GNNs"}, "id": 7, "year": 2026}),
+        json.dumps({"abstract": 12345}),
+    ]
+    f = write(tmp_path / "x.jsonl", "\n".join(rows) + "\n")
+    report = read_papers([f])
+    assert [(p.venue, p.title, p.source_id, p.year) for p in report.papers] == [(None, None, "7", 2026)]
+    assert said(report, tmp_path) == [
+        "x.jsonl, row 1: title {'en': 'GNNs'} is not text; the paper is kept without it",
+        "x.jsonl, row 1: venue ['ICML', 'NeurIPS'] is not text; the paper is kept without it",
+        "x.jsonl, row 2: no abstract (the 'abstract' field is not text: 12345); row skipped",
+    ]
+    assert report.skipped == {"row_without_abstract": 1}
+
+
+# 8. NUL bytes, UTF-16 without a byte-order mark, links
+
+
+def test_a_nul_byte_in_text_is_refused_as_such(tmp_path):
+    f = write(tmp_path / "n.txt", f"ICML 2026 Papers\n\nGraph\x00 neural networks.\n")
+    with pytest.raises(InputError, match=r"n\.txt: contains NUL bytes \(the first at byte 23: binary data\?\); give kg UTF-8 text"):
+        read_papers([f])
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_byte_order_mark_is_read_with_a_warning(tmp_path, encoding):
+    f = write(tmp_path / "u.txt", f"ICML 2026 Papers\n\nCafé models. {ABSTRACT_A}\n", encoding)
+    report = read_papers([f])
+    assert [(p.abstract, p.venue) for p in report.papers] == [(f"Café models. {ABSTRACT_A}", "ICML")]
+    assert said(report, tmp_path) == [
+        f"u.txt: UTF-16 without a byte-order mark; read as {encoding.upper()}, re-save it as UTF-8 to be sure"
+    ]
+
+
+def test_a_symbolic_link_loop_is_named_so(tmp_path):
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    with pytest.raises(InputError, match=r"a: a symbolic link loop; make it point at an abstract-list file or folder$"):
+        read_papers([tmp_path / "a"])
+    os.symlink(tmp_path / "gone.txt", tmp_path / "c")
+    with pytest.raises(InputError, match=r"c: a symbolic link to .*gone\.txt, which does not exist"):
+        read_papers([tmp_path / "c"])
