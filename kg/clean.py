@@ -27,8 +27,26 @@ _TYPOGRAPHIC = str.maketrans(
 )
 _HAS_TYPOGRAPHIC = re.compile("[" + "".join(map(chr, _TYPOGRAPHIC)) + "]")
 
+# A fenced code block, ``` or ~~~ (three or more, an optional language) through the same fence,
+# with its line breaks or with them collapsed ("```python import torch ```"). The fences stand
+# alone, between white space: LaTeX quote runs like "``````''edge''" are no fence.
+_CODE_FENCE = re.compile(r"(?<!\S)(`{3,}|~{3,})[\w+#.-]*\s(?:.*?\s)?\1(?![`~])", re.DOTALL)
+# A % that may open a comment to the end of its line: at the start or after white space.
+# _strip_line_comments decides ("% TODO" opening a line, "text % TODO fix it").
+_LINE_COMMENT = re.compile(r"(?<!\S)%")
+# What follows a % in mid-line that opens a comment: a space and a word ("% TODO").
+_COMMENT_WORD = re.compile(r"[ \t]+[A-Za-z]")
+# Text before a % that makes it a percentage: a number ("95 %", "10+%", "(100)%", "$20$ %",
+# "20~%", "5\n% gain").
+_NUMBER_BEFORE = re.compile(r"\d[+)$}~]*\s*$")
+# Sentence punctuation: a comment that holds it may be the rest of a one-line abstract.
+_SENTENCE_PUNCT = re.compile(r"[.!?]")
 _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]", re.DOTALL)
+# $...$ or \(...\), with a % right after; _math_text decides whether a $...$ is math.
 _INLINE_MATH = re.compile(r"(?<!\\)\$(?:\\\$|[^$])*?(?<!\\)\$%?|\\\(.*?\\\)%?", re.DOTALL)
+# A plain word in a would-be math span: two or more letters between spaces, not a \command
+# ("$5 per run and $": per, run, and).
+_PLAIN_WORD = re.compile(r"(?:^|(?<=\s))[A-Za-z]{2,}[,;:.!?]?(?=\s|$)")
 # \cmd{...} keeps its argument; size and style switches inside braces vanish.
 _SWITCH = re.compile(r"\\(?:small|tiny|scriptsize|footnotesize|large|Large|LARGE|huge|Huge|normalsize|bf|it|em|rm|sc|tt|sf)\b\s*")
 _COMMAND_WITH_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
@@ -37,9 +55,10 @@ _LATEX_ESCAPE = re.compile(r"\\([%&#_$])")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _MD_EMPHASIS = re.compile(r"(\*{1,3}|_{2,3})(?=\S)(.+?)(?<=\S)\1")
 _MD_CODE = re.compile(r"`([^`]+)`")
-# A LaTeX comment: a % that is not a percentage ("68.2%", "50 %"). Scraped abstracts
-# lose their line breaks, so it runs to the end of its line or of its sentence.
-_COMMENT = re.compile(r"(?<![\d\s])%[^\n.!?]*|(?<=\s)%(?=[A-Za-z])[^\n.!?]*")
+# A LaTeX comment: a % that is not a percentage ("68.2%", "50 %", "10+%", "(100)%", "(%)")
+# nor escaped ("95\%"). Scraped abstracts lose their line breaks, so it runs to the end of
+# its line or of its sentence.
+_COMMENT = re.compile(r"(?<![\d\s\\(])(?<!\d[+)])%[^\n.!?]*|(?<=\s)(?<!\d\s)%(?=[A-Za-z])[^\n.!?]*")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _EMPTY_BRACKETS = re.compile(r"\(\s*[,;:]?\s*\)|\[\s*\]")
 _SPACE_BEFORE = re.compile(r"\s+([,.;:!?)])")
@@ -81,6 +100,77 @@ def _keep_word_math(match: re.Match) -> str:
     return word.group(1) if word else " "
 
 
+def _strip_line_comments(text: str) -> str:
+    """% comments to the end of their line removed; percentages and maybe-prose stay.
+
+    A % is a comment when it opens a line, or follows white space in mid-line with a space
+    and a word after it ("text % TODO fix it"). A percent after a number stays ("a 5 % gain",
+    also across a line break). Text whose line breaks were collapsed is one line: there a
+    comment running to the end of the text goes only when it holds no sentence punctuation
+    ("... % TODO remove this"), for it may be the rest of the abstract ("... bids. % As far
+    as learning is concerned, ...").
+    """
+    parts = []
+    pos = 0
+    for match in _LINE_COMMENT.finditer(text):
+        percent = match.start()
+        if percent < pos or _NUMBER_BEFORE.search(text, max(0, percent - 40), percent):
+            continue
+        line_start = text.rfind("\n", 0, percent) + 1
+        if text[line_start:percent].strip() and not _COMMENT_WORD.match(text, percent + 1):
+            continue
+        line_end = text.find("\n", percent)
+        if line_end < 0:
+            line_end = len(text)
+            if _SENTENCE_PUNCT.search(text, percent):
+                continue
+        parts.append(text[pos:percent])
+        pos = line_end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _math_text(match: re.Match) -> str | None:
+    """What a $...$ or \\(...\\) span leaves in the text, or None when its $ opens no math.
+
+    Where the line is. A $ right before a digit may be currency ("$5", "$5-$10"): its span is
+    prose, not math, when it holds a plain word ("$5 per run and $", "$5 and $") or its
+    closing $ is right before a digit ("$5-$"); "$10$%", "$2 \\times 2$", "$1-\\delta$" stay
+    math. Any other span is prose only with three plain words or more: text set in math
+    when its $s hug it ("$Learning with Evolving Class Ontology$" keeps its words), else a
+    lone $ ("the $ sign and the $"). "$HARMONIC$", "$k$", "$ R^2=1 $", "$\\sim$32.9",
+    "$x \\text{ if } y$" stay math. \\(...\\) is always math.
+    """
+    span = match.group(0)
+    if span.startswith("$"):
+        body = span.rstrip("%")[1:-1]
+        words = len(_PLAIN_WORD.findall(body))
+        if body[:1].isdigit():
+            after = match.string[match.start() + len(body) + 2 : match.start() + len(body) + 3]
+            if words or after.isdigit():
+                return None
+        elif words >= 3:
+            return None if body[:1].isspace() or body[-1:].isspace() else body
+    return _keep_word_math(match)
+
+
+def _strip_inline_math(text: str) -> str:
+    """Inline math removed (a name in it kept); a $ that opens no math stays as it is."""
+    parts = []
+    pos = 0
+    while (match := _INLINE_MATH.search(text, pos)) is not None:
+        kept = _math_text(match)
+        if kept is None:  # skip this $ alone: the next one may open real math
+            parts.append(text[pos : match.start() + 1])
+            pos = match.start() + 1
+            continue
+        parts.append(text[pos : match.start()])
+        parts.append(kept)
+        pos = match.end()
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
 def clean_text(text: str) -> str:
     """Text fit for keyphrase extraction: no math, LaTeX, markdown, HTML tags or URLs.
 
@@ -91,14 +181,18 @@ def clean_text(text: str) -> str:
     if _HAS_TYPOGRAPHIC.search(text):  # translate looks up every character: only when needed
         text = text.translate(_TYPOGRAPHIC)
     # Each pattern runs only when the character it needs is there: most abstracts have no markup.
+    if "```" in text or "~~~" in text:
+        text = _CODE_FENCE.sub(" ", text)
     if "](" in text:
         text = _MD_LINK.sub(lambda m: m.group(1), text)
     lowered = text.lower()
     if "http" in lowered or "www." in lowered:
         text = _URL.sub(" ", text)
+    if "%" in text:  # before math: in LaTeX a comment hides any $ in it
+        text = _strip_line_comments(text)
     if "$" in text or "\\" in text:
         text = _DISPLAY_MATH.sub(" ", text)
-        text = _INLINE_MATH.sub(_keep_word_math, text)
+        text = _strip_inline_math(text)
     if "%" in text:
         text = _COMMENT.sub(" ", text)
     if "\\" in text:

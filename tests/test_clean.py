@@ -34,3 +34,93 @@ def test_urls_become_properties_in_order_without_trailing_punctuation():
 
 def test_html_tags_are_dropped_from_the_extraction_text():
     assert clean_text("a <script>alert(1)</script> b <img src=x onerror=alert(1)> c") == "a alert(1) b c"
+
+
+def test_an_escaped_percent_is_a_percent_sign_not_a_comment():
+    raw = r"Accuracy of 95\% and recall of 80\% on benchmarks."
+    assert clean_text(raw) == "Accuracy of 95% and recall of 80% on benchmarks."
+    assert clean_text("Accuracy of 95% on benchmarks.") == "Accuracy of 95% on benchmarks."
+    assert clean_text(r"from $68\%$ to 5\% % TODO check") == "from to 5%"
+
+
+def test_percentages_after_a_number_or_in_brackets_stay():
+    raw = "Accuracy (%) rises by 70+% in grounding, (100)% of the mass, a 5 % gain and a 5 %gain."
+    assert clean_text(raw) == raw
+    assert clean_text("we gain 5\n% on all tasks") == "we gain 5 % on all tasks"
+    assert clean_text("using only $20$ % of the data\nand more") == "using only % of the data and more"
+
+
+def test_dollar_amounts_are_prose_not_math():
+    assert clean_text("Cost is $5 per run and $10 later") == "Cost is $5 per run and $10 later"
+    assert clean_text("between $5 and $10 per hour, or $5-$10") == "between $5 and $10 per hour, or $5-$10"
+    assert clean_text("It costs $5 per run. We use $k$-means.") == "It costs $5 per run. We use -means."
+    assert clean_text("a lone $ sign and the $x$ variable") == "a lone $ sign and the variable"
+    assert clean_text("It costs $5 and nothing more.") == "It costs $5 and nothing more."
+    assert clean_text("costs $5-$10, and $x$ is") == "costs $5-$10, and is"
+
+
+def test_real_inline_math_is_handled_as_before():
+    raw = r"a $\mathcal{O}(n^2)$ bound, $k$-means, $\epsilon$-greedy, the $L_2$ norm, $10$% less and $2 \times 2$ blocks via $HARMONIC$"
+    assert clean_text(raw) == "a bound, -means, -greedy, the norm, less and blocks via HARMONIC"
+    raw = r"by 15.0%$\sim$32.9% at 128$\times$128 with $>$8 times fewer, $10\times $ faster"
+    assert clean_text(raw) == "by 15.0% 32.9% at 128 128 with 8 times fewer, faster"
+
+
+def test_text_set_in_math_keeps_its_words():
+    raw = "we propose DAGMA ($Directed Acyclic Graphs via M-matrices for Acyclicity$), a method"
+    assert clean_text(raw) == "we propose DAGMA (Directed Acyclic Graphs via M-matrices for Acyclicity), a method"
+
+
+def test_a_comment_line_goes_to_the_end_of_its_line():
+    assert clean_text("% TODO remove this comment") == ""
+    raw = "We propose a method.\n% TODO remove this comment. Really.\nIt works well."
+    assert clean_text(raw) == "We propose a method. It works well."
+    assert clean_text("We study graphs. % TODO remove this comment") == "We study graphs."
+    assert clean_text("We study graphs % a note, see eq. 3\nand trees.") == "We study graphs and trees."
+    assert clean_text("We gain 5 % more. % TODO check it") == "We gain 5 % more."
+
+
+def test_a_comment_that_may_be_the_rest_of_a_one_line_abstract_stays():
+    raw = "Auctions replaced bidding. % As far as learning is concerned, auctions are harder. % They matter."
+    assert clean_text(raw) == raw
+
+
+def test_fenced_code_blocks_are_removed():
+    raw = "We release code.\n```python\nimport torch\nmodel = Net()\n```\nIt is fast."
+    assert clean_text(raw) == "We release code. It is fast."
+    assert clean_text("We release code. ~~~ import torch model ~~~ It is fast.") == "We release code. It is fast."
+    assert clean_text("We release code. ```python import torch model = Net() ``` It is fast.") == "We release code. It is fast."
+    assert clean_text("an ``````''edge-case'' run") == "an ``````''edge-case'' run"
+    assert clean_text("run `pip install kg` first") == "run pip install kg first"
+
+
+# ⟦...⟧ marks the noise in each sentence; every word outside it is prose and must survive.
+_MIXED = [
+    r"Our model reaches 95\% accuracy and 80\% recall on ImageNet.",
+    "It improves the baseline by 5 % while using 30% fewer parameters.",
+    "Training costs $5 per run and $10 per sweep on commodity hardware.",
+    "Inference costs between $5 and $10 per hour, which is cheap.",
+    "The price drops from $1,000 to $200 after we prune ⟦$k$⟧ heads.",
+    r"We prove a bound of ⟦$\mathcal{O}(n^2)$⟧ for ⟦$k$⟧-means and ⟦$\epsilon$⟧-greedy exploration.",
+    "Regularizing with the ⟦$L_2$⟧ norm costs under $3 per model on average.",
+    "See [the project page]⟦(https://example.org/x)⟧ for **more** details.",
+    "A fenced example follows.\n⟦```python\nimport torch\nmodel = Net()\n```⟧\nThe example shows usage.",
+    r"Results improve by 12.5\% ⟦% TODO check this number⟧",
+    "We report 50 % gains on average, and the cost is $0.5 per query.",
+    "First-price auctions are common. % As far as learning is concerned, they are challenging.",
+    "Accuracy (%) on the held-out set rises to 90%, up from 70+% in prior work.",
+    r"The ⟦$\mathbf{x} \in \mathbb{R}^d$⟧ input gets ⟦\textbf{⟧strong⟦}⟧ priors at $2 per item.",
+    "Dollar signs like the $ sign and the ⟦$x$⟧ variable must not eat prose.",
+    "We spent $5M on compute; ⟦$x$⟧ grows slowly.",
+    "We propose a method.\n⟦% TODO remove this comment⟧\nIt works well in practice.",
+]
+
+
+def test_every_prose_word_of_mixed_abstracts_survives():
+    import re
+
+    for marked in _MIXED:
+        raw = marked.replace("⟦", "").replace("⟧", "")
+        prose = re.findall(r"[A-Za-z]{2,}", re.sub("⟦.*?⟧", " ", marked, flags=re.DOTALL))
+        kept = set(re.findall(r"[A-Za-z]{2,}", clean_text(raw)))
+        assert [w for w in prose if w not in kept] == [], (raw, clean_text(raw))
