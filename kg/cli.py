@@ -79,31 +79,39 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
     finally:
         if bar is not None:
             bar.close()
-    _echo_warnings([w for w in result.warnings if w.reason == "no_concepts"])
-    if not quiet:
-        s = result.stats
-        click.echo(
-            f"{s['papers']} papers, {s['concepts']} concepts ({s['shared_concepts']} shared by 2+ papers), "
-            f"{s['paper_concept_edges']} paper-concept links, {s['connected_components']} components; "
-            f"{s['papers_sharing_a_concept']} of {s['papers']} papers share a concept"
-        )
-        if result.unchanged:
-            click.echo(f"nothing changed since the last build: the outputs in {result.out}/ are up to date")
-        else:
-            x = result.extraction
-            click.echo(f"wrote {', '.join(p.name for p in result.files)} to {result.out}/ "
-                       f"({x.get('computed', 0)} abstracts extracted, {x.get('from_cache', 0)} from the cache)")
-    if store or store_update:
-        from kg.remote import default_graph_iri
-
-        graph_iri = store_graph or default_graph_iri(result.graph.graph.get("base_iri"))
-        try:
-            report = kg.publish(result.out, store, update=store_update, graph_iri=graph_iri, batch_triples=store_batch)
-        except KGError as e:
-            raise type(e)(f"the build is written to {result.out}/, but loading it into the store failed: {e}") from e
+    loading = None  # the store being loaded, once it is
+    try:
+        _echo_warnings([w for w in result.warnings if w.reason == "no_concepts"])
         if not quiet:
-            click.echo(f"loaded {report.triples} triples into <{report.graph}> at {report.endpoint} "
-                       f"({report.batches} request{'s' if report.batches != 1 else ''}, {report.seconds:.1f} s)")
+            s = result.stats
+            click.echo(
+                f"{s['papers']} papers, {s['concepts']} concepts ({s['shared_concepts']} shared by 2+ papers), "
+                f"{s['paper_concept_edges']} paper-concept links, {s['connected_components']} components; "
+                f"{s['papers_sharing_a_concept']} of {s['papers']} papers share a concept"
+            )
+            if result.unchanged:
+                click.echo(f"nothing changed since the last build: the outputs in {result.out}/ are up to date")
+            else:
+                x = result.extraction
+                click.echo(f"wrote {', '.join(p.name for p in result.files)} to {result.out}/ "
+                           f"({x.get('computed', 0)} abstracts extracted, {x.get('from_cache', 0)} from the cache)")
+        if store or store_update:
+            from kg.remote import default_graph_iri
+
+            graph_iri = store_graph or default_graph_iri(result.graph.graph.get("base_iri"))
+            loading = store or store_update
+            try:
+                report = kg.publish(result.out, store, update=store_update, graph_iri=graph_iri, batch_triples=store_batch)
+            except KGError as e:
+                raise type(e)(f"the build is written to {result.out}/, but loading it into the store failed: {e}") from e
+            if not quiet:
+                click.echo(f"loaded {report.triples} triples into <{report.graph}> at {report.endpoint} "
+                           f"({report.batches} request{'s' if report.batches != 1 else ''}, {report.seconds:.1f} s)")
+    except KeyboardInterrupt:  # the outputs are written: say so, not that they are unchanged
+        if result.unchanged and loading is None:
+            raise
+        written = "the outputs are unchanged" if result.unchanged else f"the new outputs are all in {result.out}/"
+        raise OutputsWritten(written + (f"; loading them into {loading} was cut short" if loading else "")) from None
 
 
 WARNINGS_SHOWN = 10

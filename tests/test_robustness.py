@@ -243,3 +243,20 @@ def test_kg_stats_on_a_graph_json_kg_did_not_write_is_one_line(run_cli, tmp_path
 def test_kg_stats_names_the_path_it_was_given(run_cli, tmp_path):
     result = run_cli("stats", "--graph", str(tmp_path / "nothere"))
     assert result.code == 2 and result.err.startswith(f"error: {tmp_path / 'nothere'}: no such file; run `kg build` first")
+
+
+def test_an_interrupt_after_the_build_wrote_its_outputs_says_they_are_written(run_cli, tmp_path, monkeypatch):
+    """Ctrl-C while the CLI prints its summary: the build is whole, and the message says so."""
+    import kg.cli
+
+    class Done:
+        warnings, unchanged, out, files = (), False, tmp_path / "out", ()
+        extraction = {"computed": 1, "from_cache": 0}
+
+        @property
+        def stats(self):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(kg, "build", lambda *a, **k: Done())
+    result = run_cli("build", str(tmp_path), "--out", str(tmp_path / "out"))
+    assert result.code == 130 and result.err.endswith(f"interrupted; the new outputs are all in {tmp_path / 'out'}/\n")
