@@ -194,7 +194,8 @@ def _signals_held(done: str):
         yield
         return
     came: list[int] = []
-    held = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
+    held = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    held = {sig: handler for sig, handler in held.items() if handler is not signal.SIG_IGN}  # ignored stays ignored
     for sig in held:
         signal.signal(sig, lambda number, frame: came.append(number))
     try:
