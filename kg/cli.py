@@ -196,9 +196,10 @@ def main(argv: list[str] | None = None) -> None:
         atexit.register(gc.freeze)
     try:
         cli.main(args=argv, prog_name="kg", standalone_mode=False)
-    except click.exceptions.Abort as e:  # click's form of a KeyboardInterrupt (the cause)
-        if isinstance(e.__cause__, OutputsWritten):  # Ctrl-C while a build renamed its outputs: it waited for them
-            click.echo(f"interrupted; {e.__cause__}", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:  # click gives a KeyboardInterrupt as Abort, its cause
+        interrupt = e.__cause__ if isinstance(e, click.exceptions.Abort) else e
+        if isinstance(interrupt, OutputsWritten):  # Ctrl-C once a build's outputs were written, or while they were renamed
+            click.echo(f"interrupted; {interrupt}", err=True)
         else:
             click.echo("interrupted; the previous outputs are unchanged", err=True)
         sys.exit(130)
@@ -208,9 +209,4 @@ def main(argv: list[str] | None = None) -> None:
     except KGError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(e.exit_code)
-    except OutputsWritten as e:
-        click.echo(f"interrupted; {e}", err=True)
-        sys.exit(130)
-    except KeyboardInterrupt:
-        click.echo("interrupted; the previous outputs are unchanged", err=True)
-        sys.exit(130)
+
