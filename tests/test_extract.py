@@ -135,3 +135,24 @@ def test_coordinated_nouns_and_phrases_make_no_new_candidates(nlp):
     # a plural or a phrase of its own before "and": noun coordination, nothing is distributed
     phrases = [c.phrase for c in candidates_of(nlp("We study graphs and language models, accuracy and efficiency, and a well- known model."))]
     assert sorted(phrases) == sorted(["graphs", "language models", "accuracy", "efficiency", "model"])
+
+
+def test_the_trimmed_pipeline_tags_exactly_as_the_packaged_one(nlp):
+    # load_nlp drops the attribute ruler's POS/morphology/lemma rules (kg reads only tags and
+    # sentence starts); its tags, whitespace tokens' "_SP" included, must not change
+    import spacy
+
+    from kg.extract import SPACY_MODEL
+
+    full = spacy.load(SPACY_MODEL, exclude=["ner", "lemmatizer", "parser"])
+    full.enable_pipe("senter")
+    texts = [
+        "We  propose\n\na zeroth-order (ZO) method for fine-tuning large language models (LLMs).\tIt's 2x faster.",
+        "Graph neural networks  (GNNs) are   widely used . The U.S. results, e.g. on CIFAR-10, hold.\n",
+    ]
+    def tags(pipeline):
+        return [[(t.text, t.tag_, t.is_sent_start) for t in doc] for doc in pipeline.pipe(texts)]
+
+    assert tags(nlp) == tags(full)
+    assert any(tag == "_SP" for doc in tags(nlp) for _, tag, _ in doc)
+    assert len(nlp.get_pipe("attribute_ruler").patterns) < len(full.get_pipe("attribute_ruler").patterns)
