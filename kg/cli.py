@@ -42,7 +42,7 @@ def _parse_executor(value: str):
 @click.option("--executor", default="local", show_default=True, callback=lambda _ctx, _param, value: _parse_executor(value),
               help="Where extraction runs: local, dask-local[:N] (N worker processes) or dask://HOST:PORT (a Dask scheduler).")
 @click.option("--precision", type=click.Choice(("fp32", "int8")), default="fp32", show_default=True,
-              help="The model as published, or its linear layers quantized to int8 (~1.8x faster, F1 within ~0.5).")
+              help="The model as published, or its linear layers quantized to int8 (~2x faster, F1 within ~0.2).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @click.option("--store", default=None, metavar="URL",
               help="Also load the graph into this SPARQL Graph Store endpoint (Oxigraph http://host:7878/store, Fuseki http://host:3030/DS/data).")

@@ -7,6 +7,7 @@ import pytest
 
 from kg.embed import MODEL_SHA256, file_sha256, model_path, verify_model
 from kg.errors import ModelError
+from conftest import SEEDS
 from kg.extract import Settings, candidates_of, embed_documents, extract_keyphrases
 
 pytestmark = pytest.mark.model
@@ -156,3 +157,52 @@ def test_the_trimmed_pipeline_tags_exactly_as_the_packaged_one(nlp):
     assert tags(nlp) == tags(full)
     assert any(tag == "_SP" for doc in tags(nlp) for _, tag, _ in doc)
     assert len(nlp.get_pipe("attribute_ruler").patterns) < len(full.get_pipe("attribute_ruler").patterns)
+
+
+def test_same_length_batches_group_equal_lengths_within_the_token_budget():
+    from kg.embed import same_length_batches
+
+    assert same_length_batches([3, 5, 3, 3, 5], 6) == [[0, 2], [3], [1], [4]]
+    assert same_length_batches([300, 300], 256) == [[0], [1]]  # one text at least
+    assert same_length_batches([], 1024) == []
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_a_texts_embedding_does_not_depend_on_what_it_is_batched_with(precision):
+    # no padding, no batch-wide quantization scale, no tiny matrix products: the same vector, to
+    # the bit, alone, in any company, in any order, on one torch thread or more (a dask worker
+    # runs one, kg build's model process two)
+    import torch
+
+    from kg.embed import load_embedder
+
+    embedder = load_embedder(precision)
+    same = np.array_equal
+    texts = ["zeroth-order optimization", "graph neural networks", "LLMs", "federated learning",
+             "Sharpness-aware minimization seeks flat minima of the training loss.",
+             "We fine-tune large language models with zeroth-order (ZO) gradient estimates and show that they "
+             "match first-order methods at a fraction of the memory."]
+    together = embedder.embed(texts)
+    for i, text in enumerate(texts):
+        assert same(embedder.embed([text])[0], together[i])
+    assert same(embedder.embed(texts[::-1])[::-1], together)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1 if threads > 1 else 2)
+    try:
+        other_threads = embedder.embed(texts)
+    finally:
+        torch.set_num_threads(threads)
+    assert same(other_threads, together)
+
+
+def test_int8_keyphrases_of_an_abstract_do_not_depend_on_the_abstracts_beside_it(nlp):
+    # a rebuild extracts only the new abstracts, together; a clean build extracts them among the
+    # others: both must give each paper the same keyphrases and scores
+    from kg.embed import load_embedder
+    from kg.sources import read_papers
+
+    items = [(p.id, p.document) for p in read_papers([SEEDS]).papers[:8]]
+    int8, settings = load_embedder("int8"), Settings(precision="int8")
+    together = extract_keyphrases(items, int8, nlp=nlp, settings=settings)
+    apart = extract_keyphrases(items[:3], int8, nlp=nlp, settings=settings) + extract_keyphrases(items[3:], int8, nlp=nlp, settings=settings)
+    assert together == apart
