@@ -169,9 +169,9 @@ def test_same_length_batches_group_equal_lengths_within_the_token_budget():
 
 @pytest.mark.parametrize("precision", ["fp32", "int8"])
 def test_a_texts_embedding_does_not_depend_on_what_it_is_batched_with(precision):
-    # no padding, no batch-wide quantization scale, no tiny matrix products: the same vector, to
-    # the bit, alone, in any company, in any order, on one torch thread or more (a dask worker
-    # runs one, kg build's model process two)
+    # no padding, no batch-wide quantization scale, each batch on one torch thread: the same
+    # vector, to the bit, alone, in any company, in any order, in a process with one torch
+    # thread or more (a dask worker runs one, kg build's model process two)
     import torch
 
     from kg.embed import load_embedder
