@@ -150,8 +150,8 @@ class SentenceEmbedder:
 
     def _lengths(self, texts: list[str]) -> list[int]:
         """Word pieces per text as the model sees it: special tokens included, cut at its window."""
-        encoded = self._model.tokenizer(texts, truncation=True, max_length=self.max_tokens, verbose=False)["input_ids"]
-        return [len(ids) for ids in encoded]
+        special = self._model.tokenizer.num_special_tokens_to_add()
+        return [min(n + special, self.max_tokens) for n in self.count_tokens(texts)]
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         encoded = self._model.tokenizer(list(texts), add_special_tokens=False, truncation=False, verbose=False)["input_ids"]
