@@ -5,9 +5,9 @@ import re
 import numpy as np
 import pytest
 
+from conftest import SEEDS
 from kg.embed import MODEL_SHA256, file_sha256, model_path, verify_model
 from kg.errors import ModelError
-from conftest import SEEDS
 from kg.extract import Settings, candidates_of, embed_documents, extract_keyphrases
 
 pytestmark = pytest.mark.model
@@ -177,22 +177,21 @@ def test_a_texts_embedding_does_not_depend_on_what_it_is_batched_with(precision)
     from kg.embed import load_embedder
 
     embedder = load_embedder(precision)
-    same = np.array_equal
     texts = ["zeroth-order optimization", "graph neural networks", "LLMs", "federated learning",
              "Sharpness-aware minimization seeks flat minima of the training loss.",
              "We fine-tune large language models with zeroth-order (ZO) gradient estimates and show that they "
              "match first-order methods at a fraction of the memory."]
     together = embedder.embed(texts)
     for i, text in enumerate(texts):
-        assert same(embedder.embed([text])[0], together[i])
-    assert same(embedder.embed(texts[::-1])[::-1], together)
+        assert np.array_equal(embedder.embed([text])[0], together[i])
+    assert np.array_equal(embedder.embed(texts[::-1])[::-1], together)
     threads = torch.get_num_threads()
     torch.set_num_threads(1 if threads > 1 else 2)
     try:
         other_threads = embedder.embed(texts)
     finally:
         torch.set_num_threads(threads)
-    assert same(other_threads, together)
+    assert np.array_equal(other_threads, together)
 
 
 def test_int8_keyphrases_of_an_abstract_do_not_depend_on_the_abstracts_beside_it(nlp):
