@@ -413,3 +413,24 @@ def test_golden_files_are_valid_csv():
     for path in GOLDEN.glob("*.csv"):
         table = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
         assert table and all(len(row) == len(table[0]) for row in table), path.name
+
+
+def test_result_terms_follow_the_sparql_json_results_format():
+    st = ox.Store()
+    ex = "http://example.org/"
+    st.add(ox.Quad(ox.NamedNode(ex + "a"), ox.NamedNode(ex + "p"), ox.Literal("Grüße \"x\"\n", language="de")))
+    st.add(ox.Quad(ox.NamedNode(ex + "a"), ox.NamedNode(ex + "p"), ox.Literal("0.5", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#double"))))
+    st.add(ox.Quad(ox.NamedNode(ex + "a"), ox.NamedNode(ex + "p"), ox.Literal("plain")))
+    st.add(ox.Quad(ox.NamedNode(ex + "a"), ox.NamedNode(ex + "p"), ox.NamedNode(ex + "b")))
+    st.add(ox.Quad(ox.NamedNode(ex + "a"), ox.NamedNode(ex + "p"), ox.BlankNode("n1")))
+    result = run_query(st, "SELECT ?o ?missing ?s WHERE { ?s ?p ?o OPTIONAL { ?o ?q ?missing } } ORDER BY STR(?o)")
+    assert result.variables == ("o", "missing", "s")
+    assert sorted(result.terms, key=lambda t: t["o"]["value"]) == [
+        {"o": {"type": "literal", "value": "0.5", "datatype": "http://www.w3.org/2001/XMLSchema#double"}, "s": {"type": "uri", "value": ex + "a"}},
+        {"o": {"type": "literal", "value": "Grüße \"x\"\n", "xml:lang": "de"}, "s": {"type": "uri", "value": ex + "a"}},
+        {"o": {"type": "uri", "value": ex + "b"}, "s": {"type": "uri", "value": ex + "a"}},
+        {"o": {"type": "bnode", "value": "n1"}, "s": {"type": "uri", "value": ex + "a"}},
+        {"o": {"type": "literal", "value": "plain"}, "s": {"type": "uri", "value": ex + "a"}},
+    ]
+    assert sorted(result.rows) == sorted((t["o"]["value"], None, ex + "a") for t in result.terms)
+    assert format_result(result, "csv").splitlines()[0] == "o,missing,s"
