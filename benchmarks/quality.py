@@ -139,17 +139,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ml", action="store_true", help="skip the author-keyword recovery")
     parser.add_argument("--json", type=Path, default=None, help="also write every score to this JSON file")
     parser.add_argument("--predictions", type=Path, default=None, help="write each extractor's ranked phrases here")
+    parser.add_argument("--precision", choices=["int8", "fp32"], default=None,
+                        help="kg's model precision (default: kg build's, int8); KeyBERT always runs the model as published")
     args = parser.parse_args(argv)
 
     folder = data_dir()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from kg.embed import load_embedder
-    from kg.extract import load_nlp
+    from kg.extract import Settings, load_nlp
 
+    settings = Settings() if args.precision is None else Settings(precision=args.precision)
     started = time.perf_counter()
-    embedder, nlp = load_embedder(), load_nlp()
+    embedder, nlp = load_embedder(), load_nlp()  # the model as published, for KeyBERT
+    kg_embedder = embedder if settings.precision == "fp32" else load_embedder(settings.precision)
     print(f"machine: {machine()}")
-    print(f"kg revision: {revision()}")
+    print(f"kg revision: {revision()}, kg --precision {settings.precision}")
     print(f"data: {folder}")
     print(f"models loaded in {time.perf_counter() - started:.1f} s; docs/s below is extraction alone\n", flush=True)
 
@@ -157,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         made = {}
         for name in args.extractors:
             if name == "kg":
-                made[name] = EXTRACTORS[name](top_n, embedder=embedder, nlp=nlp)
+                made[name] = EXTRACTORS[name](top_n, embedder=kg_embedder, nlp=nlp, settings=settings)
             elif name == "keybert":
                 made[name] = EXTRACTORS[name](top_n, embedder=embedder)
             else:
@@ -169,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
               f"({row['cpu_seconds']:.1f} s CPU; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)",
               file=sys.stderr, flush=True)
 
-    report: dict = {"machine": machine(), "revision": revision(), "limit": args.limit, "datasets": {}}
+    report: dict = {"machine": machine(), "revision": revision(), "precision": settings.precision, "limit": args.limit, "datasets": {}}
     if args.predictions:
         args.predictions.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:

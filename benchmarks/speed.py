@@ -99,10 +99,12 @@ def bench_extraction(runs: int, sample: int) -> None:
     from keybert import KeyBERT
 
     from kg.embed import load_embedder
-    from kg.extract import extract_keyphrases, load_nlp
+    from kg.extract import Settings, extract_keyphrases, load_nlp
     from kg.sources import read_papers
 
-    embedder, nlp = load_embedder(), load_nlp()
+    default = Settings().precision  # kg build's
+    embedder, nlp = load_embedder(), load_nlp()  # the model as published: plain KeyBERT's and the bound's
+    mine = {p: load_embedder(p) for p in ("fp32", "int8")}
     plain = KeyBERT(model=embedder.model)
     seeds = [p.document for p in read_papers([ROOT / "seeds"]).papers]
     ml = [((r.get("title") or "") + ". " + r["abstract"]) for r in ml_abstracts(sample, skip=20_000)]
@@ -113,18 +115,23 @@ def bench_extraction(runs: int, sample: int) -> None:
                                                              use_mmr=True, diversity=0.5, top_n=10), runs)
         t_once = median_time(lambda: embedder.embed(docs), runs)
         items = [(str(i), t) for i, t in enumerate(docs)]
-        t_kg = median_time(lambda: extract_keyphrases(items, embedder, nlp=nlp), runs)
         report(f"extraction, {name}: plain KeyBERT", n, f"{n / t_plain:.1f} abstracts/s")
         report(f"extraction, {name}: embed each abstract once", n, f"{n / t_once:.1f} abstracts/s")
-        kinds = [("kg, in one process (fp32)", t_kg)]
-        for precision in ("fp32", "int8"):  # the path kg build takes: spaCy here, the model in its own process
-            t_build = model_process_time(items, precision, nlp, runs)
+        kinds = []
+        for precision in (default, *sorted({"fp32", "int8"} - {default})):
+            settings = Settings(precision=precision)
+            t_kg = median_time(lambda: extract_keyphrases(items, mine[precision], nlp=nlp, settings=settings), runs)
+            kinds.append((f"kg, in one process ({precision})", precision, t_kg))
+            t_build = model_process_time(items, precision, nlp, runs)  # spaCy here, the model in its own process
             if t_build is not None:
-                kinds.append((f"kg build's path, model process ({precision})", t_build))
-        for kind, t in kinds:
-            report(f"extraction, {name}: {kind}", n, f"{n / t:.1f} abstracts/s", "target x5 KeyBERT", f"x{t_plain / t:.1f}",
-                   met=t_plain / t >= 5)
-            report(f"  its time / embed-once time", n, f"{t / t_once:.2f}", "target 2.00", met=t / t_once <= 2)
+                kinds.append((f"kg build's path, model process ({precision})", precision, t_build))
+        for kind, precision, t in kinds:
+            # The targets are kg's, at kg build's default precision; the other is printed beside it.
+            judged = precision == default
+            report(f"extraction, {name}: {kind}" + ("" if judged else ", not the default"), n, f"{n / t:.1f} abstracts/s",
+                   "target x5 KeyBERT" if judged else "", f"x{t_plain / t:.1f}", met=t_plain / t >= 5 if judged else None)
+            report(f"  its time / embed-once time", n, f"{t / t_once:.2f}", "target 2.00" if judged else "",
+                   met=t / t_once <= 2 if judged else None)
 
 
 def model_process_time(items: list[tuple[str, str]], precision: str, nlp, runs: int) -> float | None:

@@ -89,9 +89,10 @@ def same_length_batches(lengths: list[int], tokens_per_batch: int) -> list[list[
 class SentenceEmbedder:
     """A sentence-transformers model on the CPU, L2-normalized output."""
 
-    def __init__(self, model, name: str = MODEL_NAME):
+    def __init__(self, model, name: str = MODEL_NAME, precision: str = "fp32"):
         self._model = model
         self.name = name
+        self.precision = precision  # "fp32" as published, "int8" as `load_embedder` quantizes it
         self.max_tokens = int(getattr(model, "max_seq_length", 256) or 256)
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -193,7 +194,7 @@ def load_embedder(precision: str = "fp32") -> SentenceEmbedder:
         raise ModelError(f"{folder}: the packaged model could not be loaded ({e}); reinstall {MODEL_PACKAGE}") from e
     if precision == "int8":
         model = _quantized(model)
-    return SentenceEmbedder(model)
+    return SentenceEmbedder(model, precision=precision)
 
 
 def _quantized(model):

@@ -429,10 +429,10 @@ def _is_baseline(token: str) -> bool:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N documents with gold keyphrases.")
 @click.option("--field", default=None, help="Gold keyphrase field (default: keyphrases, else keywords).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
-@click.option("--precision", type=click.Choice(("fp32", "int8")), default="fp32", show_default=True,
-              help="kg's model as published, or quantized to int8 (as kg build --precision).")
+@click.option("--precision", type=click.Choice(("int8", "fp32")), default="int8", show_default=True,
+              help="kg's model quantized to int8 (kg build's default), or as published (as kg build --precision).")
 def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...], limit: int | None, field: str | None,
-                 fmt: str, precision: str = "fp32") -> None:
+                 fmt: str, precision: str = "int8") -> None:
     """Score kg's keyphrases (and baselines) against the gold keyphrases of DATASET.jsonl.
 
     Micro- and macro-averaged P/R/F1@k on stemmed phrases, every gold keyphrase counted in

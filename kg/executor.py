@@ -211,7 +211,7 @@ def open_executor(spec: str | ExecutorSpec, *, partition_size: int | None = None
 _load_lock = threading.Lock()
 
 
-def _packaged_embedder(precision: str = "fp32"):
+def _packaged_embedder(precision: str):
     """The packaged model, loaded once per process (a worker with several threads too)."""
     from kg.embed import load_embedder
 
@@ -328,7 +328,7 @@ class ModelProcess:
         self.spec, self.precision = spec, precision
 
     @classmethod
-    def start(cls, precision: str = "fp32", spec: ExecutorSpec = ExecutorSpec("local")) -> ModelProcess | None:
+    def start(cls, precision: str, spec: ExecutorSpec = ExecutorSpec("local")) -> ModelProcess | None:
         from multiprocessing.connection import Connection
 
         if os.name != "posix" or not sys.executable:  # the pipes are handed over as file descriptors

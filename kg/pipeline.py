@@ -384,7 +384,7 @@ def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, 
     return found, len(papers) - len(todo)
 
 
-def _label_embed(embedder, precision: str = "fp32"):
+def _label_embed(embedder, precision: str):
     """Concept labels are embedded by the model that ranked the keyphrases (the packaged one
     unless *embedder* is given), loaded only if some near-duplicate labels need it."""
 
@@ -466,6 +466,9 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
     from kg.rdf import DEFAULT_BASE, check_base
 
     base = check_base(base or DEFAULT_BASE)
+    given = getattr(embedder, "precision", settings.precision)
+    if given != settings.precision:  # its vectors would be cached under the other precision's key
+        raise ValueError(f"the embedder given runs the model in {given}, the settings ask for {settings.precision}")
     spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
     _check_output_folder(Path(out))
     # The packaged model is loaded in a process of its own, started now, so that its loading

@@ -30,6 +30,15 @@ def real_embedder():
 
 
 @pytest.fixture(scope="session")
+def default_embedder():
+    """The packaged model in the precision kg build runs by default (int8), loaded once."""
+    from kg.embed import load_embedder
+    from kg.extract import Settings
+
+    return load_embedder(Settings().precision)
+
+
+@pytest.fixture(scope="session")
 def nlp():
     from kg.extract import load_nlp
 
@@ -63,7 +72,7 @@ def hash_embedder():
 
 
 @pytest.fixture(scope="session")
-def seeds_build(tmp_path_factory, real_embedder, nlp):
+def seeds_build(tmp_path_factory, default_embedder, nlp):
     """One real build of the two seed files (real model, real spaCy), shared by the suite."""
     import kg
 
@@ -71,7 +80,7 @@ def seeds_build(tmp_path_factory, real_embedder, nlp):
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
-        result = kg.build(["seeds"], out, embedder=real_embedder, nlp=nlp)
+        result = kg.build(["seeds"], out, embedder=default_embedder, nlp=nlp)
     finally:
         os.chdir(cwd)
     return result

@@ -88,13 +88,27 @@ def test_top_concepts_are_shared_by_several_papers(seeds_build, run_cli, project
     assert counts[0] >= 3 and sum(c >= 2 for c in counts) >= 5
 
 
-def test_rebuild_is_byte_identical(seeds_build, real_embedder, nlp, tmp_path, monkeypatch):
+def test_rebuild_is_byte_identical(seeds_build, default_embedder, nlp, tmp_path, monkeypatch):
     from conftest import ROOT
 
     monkeypatch.chdir(ROOT)
-    again = kg.build(["seeds"], tmp_path, embedder=real_embedder, nlp=nlp)
+    again = kg.build(["seeds"], tmp_path, embedder=default_embedder, nlp=nlp)
     for name in ("graph.nt", "graph.ttl", "keyphrases.jsonl", "graph.jsonld", "graph.json", "graph.html", "stats.json"):
         assert (again.out / name).read_bytes() == (seeds_build.out / name).read_bytes(), name
+
+
+def test_an_embedder_of_another_precision_than_the_settings_is_refused(real_embedder, nlp, tmp_path):
+    from conftest import SEEDS
+
+    from kg.extract import Settings
+
+    # Its vectors would be cached under the settings' key, and a later build would reuse them.
+    with pytest.raises(ValueError, match="^the embedder given runs the model in fp32, the settings ask for int8$"):
+        kg.build([SEEDS], tmp_path / "out", embedder=real_embedder, nlp=nlp, settings=Settings(precision="int8"))
+    assert not (tmp_path / "out").exists()
+    result = kg.build([sorted(SEEDS.glob("*.txt"))[0]], tmp_path / "fp32", embedder=real_embedder, nlp=nlp,
+                      settings=Settings(precision="fp32"), store=False)
+    assert result.out == tmp_path / "fp32" and (result.out / "graph.nt").is_file()
 
 
 def _node_link_json(G) -> str:

@@ -271,7 +271,7 @@ def test_kg_eval_input_errors_exit_2_through_the_command_line(run_cli, tmp_path)
 
 
 @pytest.mark.model
-def test_kg_extractor_ranks_keyphrases_of_short_documents(real_embedder, nlp):
+def test_kg_extractor_ranks_keyphrases_of_short_documents(default_embedder, nlp):
     docs = [
         GoldDoc("a", "Graph neural networks for molecular property prediction",
                 "We train graph neural networks on molecular graphs to predict molecular properties such as "
@@ -280,7 +280,7 @@ def test_kg_extractor_ranks_keyphrases_of_short_documents(real_embedder, nlp):
                 "Protein structure prediction needs long-range contacts. A sparse attention mechanism over amino acid "
                 "sequences predicts contact maps at a fraction of the memory cost.", ("protein structure prediction", "sparse attention")),
     ]
-    ranked = kg_extractor(5, embedder=real_embedder, nlp=nlp)(docs)
+    ranked = kg_extractor(5, embedder=default_embedder, nlp=nlp)(docs)
     assert len(ranked) == 2
     for phrases in ranked:
         assert 1 <= len(phrases) <= 5 and all(isinstance(p, str) and p for p in phrases)

@@ -163,10 +163,10 @@ def test_dask_local_interrupted_leaves_no_process_and_resumes(tmp_path, hash_emb
 
 
 @pytest.fixture(scope="module")
-def local_small_build(tmp_path_factory, real_embedder, nlp):
+def local_small_build(tmp_path_factory, default_embedder, nlp):
     """The seeds with the real model, in process, in partitions of SMALL documents."""
     out = tmp_path_factory.mktemp("local-small")
-    return kg.build([SEEDS], out, embedder=real_embedder, nlp=nlp, executor=parse_executor("local", partition_size=SMALL), store=False)
+    return kg.build([SEEDS], out, embedder=default_embedder, nlp=nlp, executor=parse_executor("local", partition_size=SMALL), store=False)
 
 
 @pytest.mark.model
@@ -217,7 +217,7 @@ def test_the_model_process_runs_calls_there_and_raises_their_errors_here():
     from kg.executor import ModelProcess
 
     before = _children()
-    with ModelProcess.start() as there:
+    with ModelProcess.start("int8") as there:
         assert there.call(os.getpid) != os.getpid()
         assert there.call(sorted, [3, 1, 2], reverse=True) == [3, 2, 1]
         with pytest.raises(ValueError, match="invalid literal for int"):
@@ -247,7 +247,7 @@ def test_where_no_process_can_start_the_model_runs_in_this_one(monkeypatch):
 
     monkeypatch.setattr(subprocess, "Popen", no_process)
     fds = set(os.listdir("/proc/self/fd"))
-    assert ModelProcess.start() is None
+    assert ModelProcess.start("int8") is None
     assert set(os.listdir("/proc/self/fd")) <= fds  # its pipes are closed
 
 
@@ -260,11 +260,12 @@ def test_the_model_process_extracts_and_embeds_as_this_process_does(real_embedde
     items = [(p.id, p.document) for p in read_papers([SEEDS]).papers[:5]]
     phrases = ["stochastic gradient descent", "large language models", "zeroth-order optimization"]
     parts = [items[:2], items[2:4], items[4:]]
+    fp32 = Settings(precision="fp32")  # the real_embedder fixture's
     with ModelProcess.start("fp32") as there:
-        extracted = [result for _, result in there.map_partitions(extract_partition, parts, settings=Settings())]
-        tagged_here = list(there.extract(parts, settings=Settings(), nlp=nlp))  # spaCy here, the model there
+        extracted = [result for _, result in there.map_partitions(extract_partition, parts, settings=fp32)]
+        tagged_here = list(there.extract(parts, settings=fp32, nlp=nlp))  # spaCy here, the model there
         vectors = there.embed(phrases)
-    expected = [extract_partition(part, settings=Settings(), embedder=real_embedder, nlp=nlp) for part in parts]
+    expected = [extract_partition(part, settings=fp32, embedder=real_embedder, nlp=nlp) for part in parts]
     assert extracted == expected and tagged_here == expected
     assert vectors.dtype == real_embedder.embed(phrases).dtype and (vectors == real_embedder.embed(phrases)).all()
 

@@ -110,6 +110,7 @@ def test_int8_precision_is_the_same_model_quantized_and_its_own_cache_key(real_e
 
     int8 = load_embedder("int8")
     assert int8 is not real_embedder and int8 is load_embedder("int8")
+    assert (int8.precision, real_embedder.precision, Settings().precision) == ("int8", "fp32", "int8")  # int8: kg's default
     texts = ["zeroth-order optimization", "federated learning", "Sharpness-aware minimization seeks flat minima."]
     fp32, q = real_embedder.embed(texts), int8.embed(texts)
     assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-5)
@@ -117,7 +118,7 @@ def test_int8_precision_is_the_same_model_quantized_and_its_own_cache_key(real_e
     assert cosines.min() > 0.9 and not np.allclose(fp32, q)  # close to the published model, yet quantized
     found = extract_keyphrases([("a", texts[2])], int8, nlp=nlp, settings=Settings(precision="int8"))[0]
     assert found.keyphrases[0].phrase == "sharpness-aware minimization"
-    assert Settings(precision="int8").fingerprint("m") != Settings().fingerprint("m")
+    assert Settings(precision="int8").fingerprint("m") != Settings(precision="fp32").fingerprint("m")
     with pytest.raises(ValueError, match="precision"):
         Settings(precision="fp16")
     with pytest.raises(ModelError, match="unknown precision"):
