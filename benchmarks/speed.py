@@ -3,8 +3,8 @@
 Prints a table: what was measured, the corpus size, the median of --runs runs, the ratio to
 the baseline measured alongside and, for each row the performance issue sets a target for,
 "met" or "MISSED"; then how many targets were met and which were missed. The builds run with
-``--precision int8 --executor dask-local:2`` (the README's setting for a large corpus on one
-machine), or with kg build's defaults under ``--kg-defaults``. Sections (each can be skipped):
+``--executor dask-local:2`` (the README's setting for a large corpus on one machine), or with
+kg build's defaults (the local executor) under ``--kg-defaults``. Sections (each can be skipped):
 
 * extraction: plain KeyBERT (default n-gram candidates, MMR), the bound of embedding each
   abstract once with the same model, and kg's extractor, on the seeds and a sample of the
@@ -42,7 +42,7 @@ from benchmarks.quality import data_dir, machine
 
 ROOT = Path(__file__).resolve().parent.parent
 KG = [sys.executable, "-m", "kg"]
-FAST = ["--precision", "int8", "--executor", "dask-local:2"]  # the README's setting for a large corpus on one machine
+FAST = ["--executor", "dask-local:2"]  # the README's setting for a large corpus on one machine (int8: kg's default)
 rows: list[tuple[str, str, str, str, str, str]] = []
 
 
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench"))
     parser.add_argument("--skip", nargs="*", default=[], choices=["extraction", "build", "incremental", "sparql", "html"])
     parser.add_argument("--kg-defaults", action="store_true",
-                        help=f"build with kg build's defaults (fp32, in-process) instead of {' '.join(FAST)}")
+                        help=f"build with kg build's defaults (the local executor) instead of {' '.join(FAST)}")
     args = parser.parse_args(argv)
     build_args = [] if args.kg_defaults else FAST
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
