@@ -99,12 +99,12 @@ def bench_extraction(runs: int, sample: int) -> None:
     from keybert import KeyBERT
 
     from kg.embed import load_embedder
-    from kg.extract import Settings, extract_keyphrases, load_nlp
+    from kg.extract import PRECISIONS, Settings, extract_keyphrases, load_nlp
     from kg.sources import read_papers
 
     default = Settings().precision  # kg build's
     embedder, nlp = load_embedder(), load_nlp()  # the model as published: plain KeyBERT's and the bound's
-    mine = {p: load_embedder(p) for p in ("fp32", "int8")}
+    mine = {p: load_embedder(p) for p in PRECISIONS}
     plain = KeyBERT(model=embedder.model)
     seeds = [p.document for p in read_papers([ROOT / "seeds"]).papers]
     ml = [((r.get("title") or "") + ". " + r["abstract"]) for r in ml_abstracts(sample, skip=20_000)]
@@ -118,7 +118,7 @@ def bench_extraction(runs: int, sample: int) -> None:
         report(f"extraction, {name}: plain KeyBERT", n, f"{n / t_plain:.1f} abstracts/s")
         report(f"extraction, {name}: embed each abstract once", n, f"{n / t_once:.1f} abstracts/s")
         kinds = []
-        for precision in (default, *sorted({"fp32", "int8"} - {default})):
+        for precision in sorted(PRECISIONS, key=lambda p: p != default):  # the default first
             settings = Settings(precision=precision)
             t_kg = median_time(lambda: extract_keyphrases(items, mine[precision], nlp=nlp, settings=settings), runs)
             kinds.append((f"kg, in one process ({precision})", precision, t_kg))

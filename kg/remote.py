@@ -400,14 +400,13 @@ def _json_term(term: dict) -> dict:
 
 
 def _json_result(data: dict):
-    from kg.sparql import QueryResult
+    from kg.sparql import QueryResult, _value
 
     if "boolean" in data:
         return QueryResult(boolean=bool(data["boolean"]), kind="ask")
     variables = tuple(data.get("head", {}).get("vars", ()))
     solutions = [{k: _json_term(v) for k, v in b.items() if k in variables} for b in data.get("results", {}).get("bindings", ())]
-    rows = tuple(tuple((s[v]["value"] if isinstance(s[v].get("value"), str) else json.dumps(s[v]["value"])) if v in s else None
-                       for v in variables) for s in solutions)
+    rows = tuple(tuple(_value(s[v]) if v in s else None for v in variables) for s in solutions)
     return QueryResult(variables=variables, rows=rows, terms=tuple(solutions))
 
 

@@ -145,9 +145,9 @@ def parse_binding(text: str):
 
 def _value(term: dict) -> str:
     """The text of a SPARQL JSON results term: an IRI, a literal's lexical form, a blank node's
-    label (a quoted triple, RDF 1.2, as its JSON)."""
+    label (a quoted triple, RDF 1.2, as its JSON). `kg.remote` reads an endpoint's rows with it too."""
     value = term["value"]
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] = ()) -> QueryResult:
