@@ -63,6 +63,8 @@ class KGV(DefinedNamespace):
     VenueConcept: URIRef
     venue: URIRef
     venuePaperCount: URIRef
+    word: URIRef
+    text: URIRef
 
 
 def check_base(base: str) -> str:
@@ -224,13 +226,13 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
     kgv = {name: N(str(KGV._NS[name])) for name in ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank",
                                                      "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
                                                      "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
-                                                     "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount")}
+                                                     "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount",
+                                                     "word", "text")}
     subject = N(str(DCTERMS.subject))
     assignment, entity = kgv["KeyphraseAssignment"], prov["Entity"]
     about_assignment = (rdf_type, rdf_type, kgv["paper"], kgv["concept"], kgv["phrase"], kgv["score"], kgv["rank"],
                         prov["wasGeneratedBy"], prov["wasDerivedFrom"])
     about_relation = (rdf_type, kgv["relates"], kgv["relates"], kgv["cooccurrences"], kgv["association"])
-    about_venue = (rdf_type, sdo["name"], kgv["conceptCount"])
     about_venue_concept = (rdf_type, kgv["venue"], kgv["concept"], kgv["venuePaperCount"], kgv["rank"])
 
     class NodeIRIs(dict):
@@ -242,6 +244,24 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             return iri
 
     iri_of = NodeIRIs().__getitem__
+
+    class WordIRIs(dict):
+        """A label word's IRI (kg:word/<the word, percent-encoded>), made once."""
+
+        def __missing__(self, word: str) -> str:
+            self[word] = iri = N(f"{base}word/{quote(word, safe='')}")
+            return iri
+
+    word_iris = WordIRIs()
+    word_iri = word_iris.__getitem__
+
+    def words(*labels: str | None) -> list[tuple[str, str]]:
+        # The search index of an item's labels (queries/search.rq): a kgv:word link to each
+        # distinct word of their lowercase forms (Python's str.lower, as SPARQL's LCASE), the
+        # words split at each space, so that a text found in a label is found within one of its
+        # words: a text's space-free piece lies inside one word (docs/model.md).
+        found = {w for label in labels if label for w in label.lower().split(" ") if w}
+        return [(kgv["word"], word_iri(w)) for w in sorted(found)]
 
     integers: dict[int, str] = {}
     decimals: dict[str, str] = {}
@@ -320,6 +340,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             venues, links = edges_of[node]
             about += [(sdo["isPartOf"], iri_of(v)) for v in venues]
             about += [(subject, iri_of(c)) for _, c, _ in links]
+            about += words(d["label"], d.get("title"))
             add(s, dict.fromkeys(about))
             for rank, c, e in links:
                 groups.append((N(f"{base}assignment/{pid}/{rank}"), about_assignment, (
@@ -338,6 +359,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]
             related = sorted([(other, e) for other, e in adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
             about += [(skos["related"], iri_of(other)) for other, _ in related]
+            about += words(d["label"], *d.get("alt_labels", []))
             add(s, dict.fromkeys(about))
             for other, e in related:  # the evidence of each skos:related pair, once
                 if node < other:
@@ -346,7 +368,8 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
         elif kind == "venue":
             counts = Counter(chain.from_iterable(concepts_of[p] for p, e in adj[node].items()
                                                  if e.get("kind") == "venue" and kinds.get(p) == "paper"))
-            groups.append((s, about_venue, (sdo["CreativeWorkSeries"], text(d["label"]), integer(len(counts)))))
+            add(s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], text(d["label"])),
+                    (kgv["conceptCount"], integer(len(counts))), *words(d["label"])])
             # The venue's VENUE_RANKS concepts with the most papers there, ranked as the query
             # top-concepts-per-venue ranks them (ties by lowercase label, then IRI), so that it is
             # a lookup, not a count of every (venue, concept) pair. Their count is not a
@@ -359,6 +382,9 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             for rank, c in enumerate(ranked[:VENUE_RANKS], start=1):
                 groups.append((N(f"{base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), about_venue_concept, (
                     kgv["VenueConcept"], s, iri_of(c), integer(counts[c]), integer(rank))))
+    about_word = (kgv["text"],)
+    for word, iri in sorted(word_iris.items()):
+        groups.append((iri, about_word, (text(word),)))
     return groups, terms
 
 

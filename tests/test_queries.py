@@ -396,6 +396,76 @@ def test_cooccurring_default_is_the_first_100():
     assert got([concept(hub_node.partition(":")[2]), "top=131"]) == want
 
 
+# The rows search.rq must give, by a plain scan of every label (what it answered before kg wrote
+# its word index), in its order.
+SEARCH_BY_SCAN = """
+PREFIX schema: <https://schema.org/>
+PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+PREFIX dcterms: <http://purl.org/dc/terms/>
+SELECT ?kind ?item ?label ?field ?matched ?links ?text WHERE {
+  { SELECT ?kind ?item ?label ?field ?matched (COUNT(DISTINCT ?x) AS ?links) ?text ?order WHERE {
+      BIND(LCASE(STR(?text)) AS ?lower)
+      FILTER(STRLEN(?lower) > 0)
+      { ?item a skos:Concept ; skos:prefLabel ?label . ?item skos:prefLabel|skos:altLabel ?matched .
+        ?item ?p ?matched . FILTER(?p IN (skos:prefLabel, skos:altLabel))
+        BIND(IF(sameTerm(?p, skos:prefLabel), "prefLabel", "altLabel") AS ?field)
+        OPTIONAL { ?x dcterms:subject ?item } BIND("concept" AS ?kind) BIND(1 AS ?order) }
+      UNION
+      { ?item a schema:ScholarlyArticle ; schema:name ?label . ?item ?p ?matched .
+        FILTER(?p IN (schema:name, schema:headline))
+        BIND(IF(sameTerm(?p, schema:name), "name", "headline") AS ?field)
+        OPTIONAL { ?item dcterms:subject ?x } BIND("paper" AS ?kind) BIND(2 AS ?order) }
+      UNION
+      { ?item a schema:CreativeWorkSeries ; schema:name ?label . BIND(?label AS ?matched) BIND("name" AS ?field)
+        OPTIONAL { ?x schema:isPartOf ?item } BIND("venue" AS ?kind) BIND(3 AS ?order) }
+      FILTER(CONTAINS(LCASE(STR(?matched)), ?lower))
+    } GROUP BY ?kind ?item ?label ?field ?matched ?text ?order }
+}
+ORDER BY ?order LCASE(STR(?label)) ?item ?field LCASE(STR(?matched)) ?matched
+"""
+
+
+def _search_texts(G) -> list[str]:
+    """Texts to search for: every piece of every label of *G* cut at a few places (so pieces that
+    start or end inside a word, across spaces and within one word), in three cases, and texts
+    that take the other paths: short pieces, spaces, a long piece, none."""
+    labels = sorted({t for _, d in G.nodes(data=True) for t in [d.get("label"), d.get("title"), *d.get("alt_labels", ())] if t})
+    texts = {"x", "a", "a b", " ", "   ", "-", "d a", "o", "ic", "IC", "zz", "ord", "er-or", "n f", "s g", " of ",
+             "gradient descent at", "DESCENT AT SCALE", "stochastic zeroth-order optimization", "stochasticzeroth",
+             "zeroth-order fine-tuning of llms", "llms ", " llm", "éa", "naïve"}
+    for label in labels:
+        for i in range(0, len(label), 3):
+            for j in (i + 2, i + 5, i + 11, len(label)):
+                piece = label[i:j]
+                texts.update({piece, piece.upper(), piece.title()})
+    return sorted(texts)
+
+
+def test_search_agrees_with_a_scan_of_every_label(store, graph):
+    """search.rq finds its candidates through kg's word index (kgv:word): for every text, it
+    gives the rows of a plain scan of every label, in the same order."""
+    texts = _search_texts(graph)
+    assert len(texts) > 500
+    found = 0
+    for text in texts:
+        want = run_query(store, SEARCH_BY_SCAN, [f"text={text}"]).rows
+        assert run(store, "search", [f"text={text}"]).rows == want, text
+        found += bool(want)
+    assert found > 400  # most texts find something: the comparison is not of empty answers
+
+
+def test_search_without_the_word_index_finds_nothing(store, graph):
+    """The word index is what search.rq reads for any text with a piece of 2 characters or more:
+    a store without the kgv:word links finds nothing there (so the agreement above is not that of
+    a scan), while one-character texts are still found by the scan."""
+    bare = ox.Store()
+    kgv_word = ox.NamedNode("https://example.org/kg/vocab#word")
+    bare.extend([q for q in store if q.predicate != kgv_word])
+    assert len(bare) < len(store)
+    assert run(store, "search", ["text=gradient"]).rows and not run(bare, "search", ["text=gradient"]).rows
+    assert run(bare, "search", ["text=Z"]).rows == run(store, "search", ["text=Z"]).rows != ()
+
+
 @pytest.mark.parametrize("fmt", ["nt", "json-ld"])
 def test_same_results_from_every_rdf_format(graph, store, tmp_path, fmt):
     """graph.nt and graph.jsonld answer every query as graph.ttl does."""

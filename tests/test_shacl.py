@@ -89,6 +89,13 @@ def _same_rank(g: Graph) -> None:
     _set(g, assignment(P1, 2), KGV.rank, Literal(1))
 
 
+
+def _add_word(g: Graph, item: URIRef, text: str, iri: URIRef | None = None) -> None:
+    """Link *item* to a word node with *text* (new unless *iri* names one)."""
+    iri = iri or KG[f"word/{text.replace(' ', '%20')}"]
+    g.add((iri, KGV.text, Literal(text)))
+    g.add((item, KGV.word, iri))
+
 # (id, mutation, a phrase the report must contain)
 BREAKAGES = [
     ("no-prefLabel", lambda g: g.remove((OPT, SKOS.prefLabel, None)), "exactly one skos:prefLabel"),
@@ -138,6 +145,16 @@ BREAKAGES = [
     ("venue-rank-swapped", _swap_venue_ranks, "kgv:rank 2 but no concept ranked 1 at its venue comes before it"),
     ("venue-rank-twice", lambda g: _set(g, VC_FT, KGV.rank, Literal(2)), "is also the rank of"),
     ("venue-rank-above-count", lambda g: _set(g, VC_FT, KGV.rank, Literal(8)), "kgv:rank 8 but its venue has 7 concepts"),
+    ("word-missing", lambda g: g.remove((LLM, KGV.word, KG["word/llms"])), "a word of its label LLMs has no kgv:word link"),
+    ("word-missing-all", lambda g: g.remove((paper(P2), KGV.word, None)), "a word of its label Federated zeroth-order optimization"),
+    ("word-wrong", lambda g: g.add((LLM, KGV.word, KG["word/memory"])), "kgv:word memory is not a word of any"),
+    ("word-part-of-a-word", lambda g: _add_word(g, LLM, "lang"), "kgv:word lang is not a word of any"),
+    ("word-with-capitals", lambda g: _add_word(g, LLM, "LLM"), "kgv:word LLM is not a word of any"),
+    ("word-unused", lambda g: g.add((KG["word/unused"], KGV.text, Literal("unused"))), "no concept, paper or venue has it"),
+    ("word-twice", lambda g: _add_word(g, LLM, "llm", iri=KG["word/llm2"]), "has the same kgv:text llm"),
+    ("word-with-space", lambda g: _add_word(g, LLM, "large language"), "non-empty plain string without spaces"),
+    ("word-without-text", lambda g: g.remove((KG["word/llm"], KGV.text, None)), "has exactly one kgv:text"),
+    ("word-on-assignment", lambda g: g.add((A11, KGV.word, KG["word/llm"])), "only a skos:Concept, schema:ScholarlyArticle"),
     ("venue-concept-count-wrong", lambda g: _set(g, VC_FT, KGV.venuePaperCount, Literal(3)), "kgv:venuePaperCount 3 but 2 papers of its venue"),
     ("venue-concept-missing", lambda g: g.remove((KG["venue-concept/iclr/optimization"], None, None)),
      "6 kgv:VenueConcept but it has 7 concepts (1000 stated at most)"),
