@@ -6,6 +6,8 @@ paper to each of its concepts; each link is also a ``kgv:KeyphraseAssignment`` (
 ``prov:Entity``) that keeps its phrase, score and rank and the extraction activity and
 model that produced it (PROV-O). Venues are ``schema:CreativeWorkSeries``; each one's
 `VENUE_RANKS` concepts with the most papers there are ``kgv:VenueConcept`` nodes (count, rank).
+Each concept, paper and venue has a ``kgv:word`` link to each word of its lowercase labels (a
+``kg:word/...`` node with its ``kgv:text``): the word index that ``queries/search.rq`` reads.
 """
 
 from __future__ import annotations
