@@ -159,7 +159,7 @@ class Explorer:
         for n in nodes:
             net.add_node(n, **view._node_options(self.G, n, self.kind[n], degree[n]))
         for u, v, d in edges:
-            net.edges.append(Edge(u, v, **view._edge_options(self.G, u, v, d), id=f"{u}|{v}").options)
+            net.edges.append(Edge(u, v, **view._edge_options(self.G, u, v, d), id=f"{u}|{v}|{d['kind']}").options)
         nodes_data, edges_data, *_ = net.get_network_data()
         return {"nodes": nodes_data, "edges": edges_data}
 

@@ -29,8 +29,14 @@ What runs::
   whole process group) and started again over the same read-only store (well under a second:
   opening a read-only store is quick). Other queries that were running in the killed worker
   are sent again to the new one (queries have no side effects) within their own deadlines.
-  Answers are buffered (up to 32 MiB, then streamed) so that a stopped query never produces a
-  ``200`` with half a result.
+  Answers are read whole into a spool (8 MiB in memory, then a temporary file) and checked
+  before anything is sent, so that a stopped or failed query never produces a ``200`` with
+  half a result, and the worker's slot is free again before a slow client reads the answer
+  (each 64 KiB within 30 s, or the client is dropped).
+* Federated queries are refused (``SERVICE`` would make the worker send requests wherever a
+  client says), unless the operator allows endpoints with ``--allow-service``. The worker's
+  heap is capped (``RLIMIT_DATA``, ``--max-memory``, default a quarter of the machine's
+  memory): a query past it makes Oxigraph abort, and its client gets ``503``.
 * At most as many queries as there are CPU cores (at least 2) run in the worker at once; the
   others wait their turn in the front (up to ``max(60 s, 6 x timeout)``). A query's clock
   starts when it is sent to the worker, so the timeout measures its own run, not the queue:
@@ -47,6 +53,7 @@ import atexit
 import contextlib
 import ctypes
 import http.client
+import io
 import json
 import os
 import re
@@ -61,7 +68,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -82,7 +89,8 @@ DEFAULT_PORT = 7878
 DEFAULT_TIMEOUT = 10.0
 STORE = "store"
 _SOURCE = "source.json"
-_MAX_BUFFER = 32 * 1024 * 1024  # an answer up to this size is checked whole before it is sent
+_MAX_BUFFER = 8 * 1024 * 1024  # an answer is spooled in memory up to this size, then in a temporary file
+_WRITE_TIMEOUT = 30.0  # seconds a client may take to read each 64 KiB of an answer
 _MAX_REQUEST = 16 * 1024 * 1024
 _WORKER_START = 30.0  # seconds Oxigraph may take to open the store
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
@@ -601,6 +609,54 @@ def query_variables(query: str) -> set[str]:
     return {m.group()[1:] for m in _TOKEN.finditer(query) if m.lastgroup == "var"}
 
 
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+
+
+def service_endpoints(query: str) -> list[str | None]:
+    """The endpoints of the ``SERVICE`` clauses of *query*: an IRI as written, ``None`` for one named
+    by a variable or a prefixed name (which cannot be checked against an allow-list).
+
+    Comments, strings and IRIs are skipped as the SPARQL grammar reads them; the text is read
+    both as written and with its ``\\u`` escapes decoded (SPARQL 1.1, 19.2), so an escaped
+    keyword is found too.
+    """
+    def decode(m: re.Match) -> str:
+        code = int(m.group(1) or m.group(2), 16)
+        return chr(code) if code <= 0x10FFFF else m.group()
+
+    found: list[str | None] = []
+    for text in dict.fromkeys((query, _UNICODE_ESCAPE.sub(decode, query))):
+        tokens = [m for m in _TOKEN.finditer(text) if m.lastgroup not in ("ws", "comment")]
+        for i, m in enumerate(tokens):
+            if m.lastgroup != "word" or m.group().upper() != "SERVICE":
+                continue
+            rest = tokens[i + 1:i + 3]
+            if rest and rest[0].lastgroup == "word" and rest[0].group().upper() == "SILENT":
+                rest = rest[1:]
+            target = rest[0] if rest else None
+            found.append(target.group()[1:-1] if target is not None and target.lastgroup == "iri" else None)
+    return found
+
+
+def check_federation(query: str, allowed: Collection[str] = ()) -> None:
+    """Refuse a *query* with a ``SERVICE`` clause whose endpoint is not in *allowed* (`QueryError`).
+
+    A served query must not make the server send requests to addresses its client picks
+    (server-side request forgery): federated queries are off unless the operator lists the
+    endpoints (``kg serve --allow-service IRI``).
+    """
+    for endpoint in service_endpoints(query):
+        if endpoint is not None and endpoint in allowed:
+            continue
+        if not allowed:
+            raise QueryError("federated queries (SERVICE) are disabled on this server; its operator can allow "
+                             "endpoints with kg serve --allow-service IRI")
+        if endpoint is None:
+            raise QueryError("a SERVICE endpoint must be written as a full IRI (<http://...>) on this server")
+        raise QueryError(f"SERVICE <{endpoint}> is not allowed on this server; allowed: "
+                         + ", ".join(f"<{a}>" for a in sorted(allowed)))
+
+
 def substitute(query: str, bindings: Mapping[str, object]) -> str:
     """*query* with each variable of *bindings* (name -> pyoxigraph IRI or literal) replaced by its value.
 
@@ -781,13 +837,44 @@ except (OSError, AttributeError):
     _prctl = None
 
 
-def _child_setup(parent: int) -> Callable[[], None]:
-    def setup() -> None:  # runs in the child between fork and exec: nothing that takes a lock
+def _child_setup(parent: int, max_memory: int | None = None) -> Callable[[], None]:
+    """What runs in the worker between fork and exec: die with kg (``PR_SET_PDEATHSIG``), and
+    a cap on its heap (``RLIMIT_DATA``: an allocation past it fails, and Oxigraph aborts)."""
+    import resource
+
+    def setup() -> None:  # nothing that takes a lock
         if _prctl is not None:
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl
             os._exit(1)
+        if max_memory:
+            resource.setrlimit(resource.RLIMIT_DATA, (max_memory, max_memory))
     return setup
+
+
+_OUT_OF_MEMORY = re.compile(r"memory allocation of \d+ bytes failed")
+
+
+def default_max_memory() -> int:
+    """The default cap on the SPARQL worker's memory: a quarter of this machine's, at least 1 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 8 << 30
+    return max(1 << 30, total // 4)
+
+
+def parse_size(text: str) -> int:
+    """``4G``, ``512M``, ``1.5GiB``, ``2000000000`` as bytes (``0``: no limit); `InputError` otherwise."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text or "", re.IGNORECASE)
+    if not m:
+        raise InputError(f"--max-memory {text!r}: give a size such as 4G, 512M or 0 (no limit)")
+    scale = 1024 ** " KMGT".index((m.group(2) or " ").upper())
+    return int(float(m.group(1)) * scale)
+
+
+def format_size(n: int) -> str:
+    return "no limit" if not n else f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
 
 
 class _Worker:
@@ -798,9 +885,11 @@ class _Worker:
     kills and restarts it when asked (a query past its deadline) or when it dies.
     """
 
-    def __init__(self, exe: str, location: Path, *, log: Log = _quiet) -> None:
-        self.exe, self.location, self.log = exe, location, log
+    def __init__(self, exe: str, location: Path, *, log: Log = _quiet, max_memory: int | None = None) -> None:
+        self.exe, self.location, self.log, self.max_memory = exe, location, log, max_memory
         self.generation = 0
+        self._out_of_memory: set[int] = set()  # generations that died of the memory cap
+        self._drained: set[int] = set()  # generations whose stderr has ended
         self.restarts = 0
         self._cond = threading.Condition()
         self._proc: subprocess.Popen | None = None
@@ -845,6 +934,25 @@ class _Worker:
                 self._restart = True
                 self.restarts += 1
                 self._cond.notify_all()
+
+    def out_of_memory(self, generation: int, wait: float = 2.0) -> bool:
+        """Whether the worker of *generation* died of the memory cap. Its connections break as it
+        dies, a moment before it is gone: this waits for that (0.2 s), then for its last words."""
+        if not self.max_memory:
+            return False
+        with self._cond:
+            proc = self._proc if generation == self.generation else None
+        if proc is not None:
+            end = time.monotonic() + 0.2
+            while proc.poll() is None and time.monotonic() < end:
+                time.sleep(0.01)
+            if proc.poll() is None:
+                return False  # alive: the connection broke for another reason
+        end = time.monotonic() + wait
+        with self._cond:
+            while generation not in self._drained and time.monotonic() < end:
+                self._cond.wait(0.05)
+            return generation in self._out_of_memory
 
     def current(self, generation: int) -> bool:
         """Whether *generation* is the running worker (not restarted, nor asked to restart)."""
@@ -923,11 +1031,13 @@ class _Worker:
             cmd = [self.exe, "serve-read-only", "--location", str(self.location), "--bind", f"127.0.0.1:{port}"]
             try:
                 proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        start_new_session=True, preexec_fn=_child_setup(os.getpid()), close_fds=True)
+                                        start_new_session=True, close_fds=True,
+                                        preexec_fn=_child_setup(os.getpid(), self.max_memory))
             except OSError as e:
                 raise KGError(f"cannot run {self.exe} ({e.strerror or e})") from e
             self._stderr.clear()
-            threading.Thread(target=self._drain, args=(proc,), name="kg-serve-oxigraph-stderr", daemon=True).start()
+            threading.Thread(target=self._drain, args=(proc, self.generation + 1), name="kg-serve-oxigraph-stderr",
+                             daemon=True).start()
             deadline = time.monotonic() + _WORKER_START
             while time.monotonic() < deadline and proc.poll() is None and not self._stopping:
                 if self._answers(port):
@@ -952,13 +1062,20 @@ class _Worker:
         finally:
             conn.close()
 
-    def _drain(self, proc: subprocess.Popen) -> None:
+    def _drain(self, proc: subprocess.Popen, generation: int) -> None:
+        """Keep the worker's last lines of stderr, and note when it ran out of memory."""
         assert proc.stderr is not None
         for raw in proc.stderr:
             line = raw.decode("utf-8", "replace").strip()
             if line and not line.startswith("Listening for requests"):
                 self._stderr.append(line)
+            if _OUT_OF_MEMORY.search(line):
+                with self._cond:
+                    self._out_of_memory.add(generation)
         proc.stderr.close()
+        with self._cond:
+            self._drained.add(generation)
+            self._cond.notify_all()
 
     @staticmethod
     def _kill(proc: subprocess.Popen | None, *, gentle: bool) -> None:
@@ -1009,6 +1126,31 @@ class _Pool:
 
 # --------------------------------------------------------------------------------------------
 # The front
+
+
+_JSON_REQUEST = 'the body must be a JSON object: {"name": "QUERY", "bindings": {"VARIABLE": "value", ...}}'
+
+
+def _json_request(body: bytes) -> tuple[str, dict[str, str]]:
+    """The query name and bindings of a JSON ``/api/query`` body; `ValueError` with the reason."""
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"{_JSON_REQUEST}; it is not JSON ({e.__class__.__name__})") from e
+    if not isinstance(data, dict):
+        raise ValueError(_JSON_REQUEST)
+    name, bindings = data.get("name", ""), data.get("bindings") or {}
+    if not isinstance(name, str):
+        raise ValueError(f'"name" must be a string (a query of /queries), not {json.dumps(name)[:80]}')
+    if not isinstance(bindings, dict):
+        raise ValueError('"bindings" must be an object of variable names and values')
+    out = {}
+    for k, v in bindings.items():
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise ValueError(f'binding {k!r} must be a string or a number, not {json.dumps(v)[:80]}')
+        if str(v) != "":
+            out[k] = str(v)
+    return name, out
 
 
 class _Front(ThreadingHTTPServer):
@@ -1126,6 +1268,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self, method: str) -> None:
         app = self.server.app
+        if len(self.headers.get_all("Host") or ()) > 1:
+            self.close_connection = True
+            return self._text(400, "a request must have one Host header, not several")
         if not self._host_ok():
             self.close_connection = True
             return self._text(421, "this server answers only to 127.0.0.1, localhost or [::1]")
@@ -1187,16 +1332,15 @@ class _Handler(BaseHTTPRequestHandler):
             ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
             if ctype == "application/json":
                 try:
-                    data = json.loads(body or b"{}")
-                    name = data.get("name", name)
-                    bindings = {str(k): str(v) for k, v in (data.get("bindings") or {}).items() if str(v) != ""}
-                except (ValueError, AttributeError):
-                    return self._text(400, "the body must be a JSON object: {\"name\": ..., \"bindings\": {...}}")
+                    name, bindings = _json_request(body)
+                except ValueError as e:
+                    return self._text(400, str(e))
             else:
                 form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
                 name = (form.get("name") or [name])[0]
                 bindings = list(bindings) + form.get("bind", [])
         query = bound_query(name, bindings)
+        check_federation(query, self.server.app.allowed_services)
         accept = self.headers.get("Accept") or "application/sparql-results+json"
         if "html" in accept:
             accept = "application/sparql-results+json"
@@ -1223,6 +1367,15 @@ class _Handler(BaseHTTPRequestHandler):
                     target = "/update"
         elif "update" in parse_qs(qs) and "query" not in parse_qs(qs):
             target = "/update"
+        texts = [v for k, vs in parse_qs(qs).items() if k in ("query", "update") for v in vs]
+        if method == "POST":
+            if ctype in ("application/sparql-query", "application/sparql-update"):
+                texts.append(body.decode("utf-8", "replace"))
+            elif ctype == "application/x-www-form-urlencoded":
+                form = parse_qs(body.decode("utf-8", "replace"))
+                texts += [v for k, vs in form.items() if k in ("query", "update") for v in vs]
+        for text in texts:
+            check_federation(text, self.server.app.allowed_services)
         headers = {"Accept": self.headers.get("Accept") or "*/*"}
         if method == "POST":
             headers["Content-Type"] = ctype_full
@@ -1233,18 +1386,26 @@ class _Handler(BaseHTTPRequestHandler):
 
         At most `Server.concurrency` requests run in the worker at once (others wait their
         turn, up to `Server.queue_wait` seconds): a query's clock starts when it is sent, so
-        its timeout measures its own run, not the queue in front of it.
+        its timeout measures its own run, not the queue in front of it. The answer is read
+        whole into a spool (memory, then a temporary file) and checked before the slot is
+        given back and the answer sent, so a client that reads slowly, or not at all, holds
+        only its spool and its own thread, never a slot of the worker.
         """
         app = self.server.app
         if not app.slots.acquire(timeout=app.queue_wait):
             return self._text(503, f"the server is busy: {app.concurrency} queries are running and others are "
                                    f"waiting; try again")
         try:
-            self._dispatch(app, method, path, body, headers)
+            answer = self._dispatch(app, method, path, body, headers)
         finally:
             app.slots.release()
+        if answer is not None:
+            with answer:
+                self._send_answer(answer)
 
-    def _dispatch(self, app: Server, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> None:
+    def _dispatch(self, app: Server, method: str, path: str, body: bytes | None,
+                  headers: dict[str, str]) -> _Answer | None:
+        """The worker's whole answer, or None when an error was sent instead."""
         start = time.monotonic()
         deadline = start + app.timeout
         attempt = 0
@@ -1255,15 +1416,13 @@ class _Handler(BaseHTTPRequestHandler):
             except _Unavailable as e:
                 return self._text(503, str(e))
             received = False
-            streaming = False
+            spool = tempfile.SpooledTemporaryFile(max_size=_MAX_BUFFER)
             try:
                 conn.timeout = max(0.01, deadline - time.monotonic())
                 conn.request(method, path, body=body, headers=headers)
                 conn.sock.settimeout(max(0.01, deadline - time.monotonic()))
                 resp = conn.getresponse()
                 received = True
-                chunks: list[bytes] = []
-                size = 0
                 while True:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
@@ -1272,59 +1431,122 @@ class _Handler(BaseHTTPRequestHandler):
                     data = resp.read1(1 << 16)
                     if not data:
                         break
-                    if streaming:
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                        continue
-                    chunks.append(data)
-                    size += len(data)
-                    if size > _MAX_BUFFER:  # too big to hold: stream the rest
-                        streaming = True
-                        self._start(resp, chunked=True)
-                        for c in chunks:
-                            self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
-                        chunks = []
-                if streaming:
-                    self.wfile.write(b"0\r\n\r\n")
-                else:
-                    self._start(resp, length=size)
-                    if self.command != "HEAD":
-                        self.wfile.write(b"".join(chunks))
+                    spool.write(data)
                 if resp.will_close:
                     conn.close()
                 else:
                     app.pool.put(generation, conn)
+                answer = _Answer(resp.status, {k: resp.getheader(k) for k in _ANSWER_HEADERS if resp.getheader(k)}, spool)
+                problem = answer.problem() if resp.status == 200 else None
+                if problem:
+                    answer.close()
+                    return self._text(502, f"the SPARQL server failed while writing its answer: {problem}")
                 app.answered += 1
-                return
+                return answer
             except (TimeoutError, socket.timeout):
+                spool.close()
                 conn.close()
                 app.timeouts += 1
                 app.worker.restart(generation, f"a query ran past the {app.timeout:g} s timeout")
-                if streaming:
-                    self.close_connection = True
-                    return
                 return self._text(503, f"the query ran longer than the {app.timeout:g} s timeout and was stopped")
             except (OSError, http.client.HTTPException) as e:
+                spool.close()
                 conn.close()
-                if streaming or isinstance(e, BrokenPipeError) and received:
-                    self.close_connection = True
-                    return
+                if app.worker.out_of_memory(generation):
+                    return self._text(503, f"the SPARQL server ran out of its memory limit ({app.max_memory_text}) "
+                                           f"while answering and was restarted; the query was stopped")
                 restarted = not app.worker.current(generation)
                 if attempt < 3 and time.monotonic() < deadline and (restarted or (reused and not received)):
                     continue  # the worker was restarted under it, or a stale keep-alive connection: send again
                 return self._text(502, f"the SPARQL server failed to answer ({e.__class__.__name__}: {e})")
 
-    def _start(self, resp: http.client.HTTPResponse, *, length: int | None = None, chunked: bool = False) -> None:
-        self.send_response(resp.status)
-        for name in ("Content-Type", "Content-Location", "Vary"):
-            value = resp.getheader(name)
-            if value:
-                self.send_header(name, value)
+    def _send_answer(self, answer: _Answer) -> None:
+        """Send *answer*, a chunk at a time, each within `_WRITE_TIMEOUT`: a client that stops
+        reading is dropped, and its spool freed, instead of being waited for."""
+        self.send_response(answer.status)
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
         self.send_header("X-Content-Type-Options", "nosniff")
-        if chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-        else:
-            self.send_header("Content-Length", str(length or 0))
+        self.send_header("Content-Length", str(answer.size))
         self.end_headers()
+        if self.command == "HEAD":
+            return
+        self.connection.settimeout(_WRITE_TIMEOUT)
+        try:
+            answer.spool.seek(0)
+            while chunk := answer.spool.read(1 << 16):
+                self.wfile.write(chunk)
+        except (TimeoutError, socket.timeout):
+            self.close_connection = True
+        finally:
+            self.connection.settimeout(self.timeout)
+
+
+_ANSWER_HEADERS = ("Content-Type", "Content-Location", "Vary")
+
+
+_CHECKED_WHOLE = 64 * 1024 * 1024  # answers up to this size are parsed whole to check them; bigger ones by their end
+
+
+class _Answer:
+    """A worker's answer, read whole: status, the headers passed on, and the body in a spool."""
+
+    def __init__(self, status: int, headers: dict[str, str], spool) -> None:
+        self.status, self.headers, self.spool = status, headers, spool
+        self.size = spool.tell()
+
+    def __enter__(self) -> _Answer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.spool.close()
+
+    def _read(self, start: int = 0) -> bytes:
+        self.spool.seek(start)
+        return self.spool.read()
+
+    def problem(self) -> str | None:
+        """Why a ``200`` body is not a complete document, or None. Oxigraph evaluates lazily: an
+        error met after the first rows (a failing SERVICE, say) is written as text into the
+        results it has begun, with ``200 OK``; that must reach the client as an error."""
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        tail = self._read(max(0, self.size - 4096)).rstrip()
+        whole = self.size <= _CHECKED_WHOLE
+        if ctype in ("application/sparql-results+json", "application/json", "application/ld+json"):
+            if whole:
+                try:
+                    json.loads(self._read())
+                    return None
+                except (ValueError, RecursionError):
+                    pass
+            elif tail.endswith((b"}", b"]")):
+                return None
+        elif ctype in ("application/sparql-results+xml", "application/rdf+xml", "application/xml"):
+            if tail.endswith((b"</sparql>", b"</rdf:RDF>", b"/>")):
+                return None
+        elif ctype in ("text/csv", "text/tab-separated-values"):
+            if not whole or _complete_table(self._read(), "\t" if "tab" in ctype else ","):
+                return None
+        elif ctype in ("application/n-triples", "application/n-quads", "text/turtle", "application/trig"):
+            if not tail or tail.endswith(b"."):
+                return None
+        else:
+            return None
+        last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace").strip()
+        return last[-300:] or "an incomplete answer"
+
+
+def _complete_table(body: bytes, delimiter: str) -> bool:
+    """Whether the last record of a SPARQL CSV/TSV result has as many fields as its header."""
+    import csv
+
+    rows = list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline=""), delimiter=delimiter,
+                           quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE))
+    rows = [r for r in rows if r]
+    return len(rows) < 2 or len(rows[-1]) == len(rows[0])
 
 
 # --------------------------------------------------------------------------------------------
@@ -1346,7 +1568,8 @@ class Server:
     `stop` (or use it as a context manager)."""
 
     def __init__(self, graph_dir: Path, host: str, port: int, timeout: float, *, log: Log = _quiet,
-                 access_log: Log = _quiet, concurrency: int | None = None) -> None:
+                 access_log: Log = _quiet, concurrency: int | None = None, max_memory: int | None = None,
+                 allow_service: Collection[str] = ()) -> None:
         from kg.explorer import Explorer
         from kg.graph import load_graph
 
@@ -1355,6 +1578,9 @@ class Server:
         self.graph_dir, self.host, self.timeout = Path(graph_dir), host, float(timeout)
         self.log, self.access_log = log, access_log
         self.loopback = host in _LOOPBACK or host.startswith("127.")
+        self.max_memory = default_max_memory() if max_memory is None else int(max_memory)
+        self.max_memory_text = format_size(self.max_memory)
+        self.allowed_services = frozenset(_check_endpoint(e) for e in allow_service)
         self.answered = self.timeouts = 0
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
         self.concurrency = max(1, concurrency or max(2, cores))  # queries running in the worker at once
@@ -1381,7 +1607,7 @@ class Server:
             exe = oxigraph_binary()
             self.store = prepare_store(self.graph_dir, oxigraph=exe, log=log, _lock=self._lock)
             self.explorer = Explorer(load_graph(graph_json), title=f"kg: {self.graph_dir.resolve().name}")
-            self.worker = _Worker(exe, self.store.location, log=log)
+            self.worker = _Worker(exe, self.store.location, log=log, max_memory=self.max_memory)
             self.pool = _Pool(self.worker)
             self.worker.start()
             _LIVE.add(self)
@@ -1411,7 +1637,8 @@ class Server:
 
     def status(self) -> dict:
         return {"graph": str(self.graph_dir), "triples": self.store.triples, "timeout": self.timeout,
-                "concurrency": self.concurrency,
+                "concurrency": self.concurrency, "max_memory": self.max_memory,
+                "allowed_services": sorted(self.allowed_services),
                 "worker": {"pid": self.worker.pid, "generation": self.worker.generation, "restarts": self.worker.restarts},
                 "answered": self.answered, "timeouts": self.timeouts}
 
@@ -1441,15 +1668,29 @@ class Server:
 
 def start_server(graph_dir: str | os.PathLike = "outputs", host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                  timeout: float = DEFAULT_TIMEOUT, *, log: Log = _quiet, access_log: Log = _quiet,
-                 concurrency: int | None = None) -> Server:
+                 concurrency: int | None = None, max_memory: int | None = None,
+                 allow_service: Collection[str] = ()) -> Server:
     """Serve the build in *graph_dir* (explorer at ``/``, SPARQL at ``/sparql``) until `Server.stop`.
 
     Loads or reuses the Oxigraph store, starts ``oxigraph serve-read-only`` on a loopback port and
     kg's front on *host*:*port* (``port=0``: any free port, see `Server.url`), in background
     threads. Queries are stopped after *timeout* seconds; at most *concurrency* run at once
-    (default: the number of CPU cores, at least 2), the others wait their turn.
+    (default: the number of CPU cores, at least 2), the others wait their turn. The worker's
+    heap is capped at *max_memory* bytes (default `default_max_memory`; 0: no cap). ``SERVICE``
+    clauses are refused unless their endpoint is one of *allow_service*.
     """
-    return Server(Path(graph_dir), host, port, timeout, log=log, access_log=access_log, concurrency=concurrency)
+    return Server(Path(graph_dir), host, port, timeout, log=log, access_log=access_log, concurrency=concurrency,
+                  max_memory=max_memory, allow_service=allow_service)
+
+
+def _check_endpoint(iri: str) -> str:
+    try:
+        parts = urlsplit(iri)
+    except ValueError:
+        parts = urlsplit("")
+    if parts.scheme not in ("http", "https") or not parts.netloc or re.search(r'[<>"{}|^`\\\x00-\x20]', iri):
+        raise InputError(f"--allow-service {iri!r}: give the endpoint's full http(s) IRI")
+    return iri
 
 
 # --------------------------------------------------------------------------------------------
@@ -1463,8 +1704,15 @@ def start_server(graph_dir: str | os.PathLike = "outputs", host: str = DEFAULT_H
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
 @click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1, max=86400),
               help="Seconds a SPARQL query may run before it is stopped.")
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="Memory the SPARQL engine may use (4G, 512M; 0: no limit); a query past it is stopped "
+                   "with 503. Default: a quarter of this machine's memory.")
+@click.option("--allow-service", "allow_service", multiple=True, metavar="IRI",
+              help="A SPARQL endpoint that queries may call with SERVICE (repeatable). Federated queries are "
+                   "refused otherwise.")
 @click.option("--log", "access", is_flag=True, help="Print a line for every request.")
-def serve_command(graph_dir: Path, host: str, port: int, timeout: float, access: bool) -> None:
+def serve_command(graph_dir: Path, host: str, port: int, timeout: float, max_memory: str | None,
+                  allow_service: tuple[str, ...], access: bool) -> None:
     """Serve the graph built into --graph: the explorer at / and the SPARQL endpoint at /sparql."""
     say = lambda m: click.echo(f"kg serve: {m}", err=True)
     stop = threading.Event()
@@ -1479,12 +1727,15 @@ def serve_command(graph_dir: Path, host: str, port: int, timeout: float, access:
     if threading.current_thread() is threading.main_thread():
         previous = {s: signal.signal(s, on_signal) for s in handled}
     try:
-        server = start_server(graph_dir, host, port, timeout, log=say, access_log=say if access else _quiet)
+        server = start_server(graph_dir, host, port, timeout, log=say, access_log=say if access else _quiet,
+                              max_memory=None if max_memory is None else parse_size(max_memory),
+                              allow_service=allow_service)
         try:
             s = server.explorer.summary
             click.echo(f"serving {graph_dir} ({s['papers']} papers, {s['concepts']} concepts, {server.store.triples} triples)")
             click.echo(f"  explorer:        {server.url}")
-            click.echo(f"  SPARQL endpoint: {server.sparql_url}  (read-only; queries stop after {timeout:g} s)")
+            click.echo(f"  SPARQL endpoint: {server.sparql_url}  (read-only; queries stop after {timeout:g} s "
+                       f"or {server.max_memory_text} of memory)")
             click.echo("Press Ctrl-C to stop.", nl=True)
             sys.stdout.flush()
             while not stop.wait(0.5):

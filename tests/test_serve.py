@@ -3,6 +3,7 @@ named queries with bound values, clean shutdown, and the explorer in Debian's he
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -185,12 +186,12 @@ def test_queries_in_flight_survive_another_query_timing_out(served):
     assert results == [200] * 45
 
 
-def test_big_answers_are_streamed(served, monkeypatch):
+def test_big_answers_are_spooled_to_disk_and_sent_whole(served, monkeypatch):
     monkeypatch.setattr(kg.serve, "_MAX_BUFFER", 4096)
     status, headers, body = _get(served.sparql_url + "?" + urllib.parse.urlencode(
         {"query": "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"}), {"Accept": "application/n-triples"})
-    assert status == 200 and headers.get("Transfer-Encoding") == "chunked"
-    assert len(body) > 4096 and body.decode().count(" .\n") == served.store.triples
+    assert status == 200 and int(headers["Content-Length"]) == len(body) > 4096
+    assert body.decode().count(" .\n") == served.store.triples
 
 
 def test_only_local_host_names_when_bound_to_loopback(served):
@@ -545,3 +546,179 @@ def test_serve_given_an_output_file_serves_its_build_folder(small_build, tmp_pat
     stray.write_text("not a build")
     with pytest.raises(InputError, match="a file, not the output folder of a build"):
         start_server(stray, port=0, timeout=1.0)
+
+
+# ---------------------------------------------------------------------------- hostile clients
+
+
+class _Listener:
+    """A TCP listener on loopback that counts the connections made to it (and answers none)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+def test_service_endpoints_are_found_however_the_query_is_written():
+    from kg.serve import service_endpoints
+
+    assert service_endpoints("SELECT * { SERVICE <http://a/> { ?s ?p ?o } }") == ["http://a/"]
+    assert service_endpoints("select * { service   silent\n<http://a/>{} }") == ["http://a/"]
+    assert service_endpoints("SELECT * { SERVICE ?endpoint {} }") == [None]
+    assert service_endpoints("PREFIX e: <http://a/> SELECT * { SERVICE e:x {} }") == [None]
+    assert service_endpoints(r"SELECT * { \u0053ERVICE <http://a/> {} }") == ["http://a/"]
+    assert service_endpoints("SELECT * { #SERVICE <http://a/>\n ?s <http://e/SERVICE> 'SERVICE <http://a/>' }") == []
+    assert service_endpoints('SELECT * { ?s e:SERVICE ?o . ?SERVICE ?p """SERVICE <http://a/> {}""" }') == []
+
+
+@pytest.mark.parametrize("how", ["get", "form", "body", "api"])
+def test_federated_queries_are_refused_and_send_nothing(served, how):
+    listener = _Listener()
+    try:
+        query = f"SELECT * WHERE {{ SERVICE <http://127.0.0.1:{listener.port}/sparql> {{ ?s ?p ?o }} }}"
+        if how == "get":
+            status, _, body = _get(served.sparql_url + "?" + urllib.parse.urlencode({"query": query}))
+        elif how == "form":
+            status, _, body = _get(served.sparql_url, {"Content-Type": "application/x-www-form-urlencoded"},
+                                   urllib.parse.urlencode({"query": query}).encode())
+        elif how == "body":
+            status, _, body = _get(served.url + "query", {"Content-Type": "application/sparql-query"}, query.encode())
+        else:  # a canned query cannot take a SERVICE through a binding: values are terms
+            status, _, body = _get(served.url + "api/query?" + urllib.parse.urlencode(
+                {"name": "search", "bind": f"text=}} SERVICE <http://127.0.0.1:{listener.port}/> {{"}))
+            assert status == 200 and json.loads(body)["results"]["bindings"] == []
+            return
+        assert status == 400 and b"federated queries (SERVICE) are disabled" in body
+        time.sleep(0.3)
+        assert listener.connections == 0
+    finally:
+        listener.close()
+
+
+def test_an_allowed_service_that_fails_is_an_error_not_a_200(small_build):
+    closed = _free_port()
+    endpoint = f"http://127.0.0.1:{closed}/sparql"
+    with start_server(small_build, port=0, timeout=5.0, allow_service=[endpoint]) as server:
+        query = f"SELECT * WHERE {{ ?a ?b ?c SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"
+        for accept in ("application/sparql-results+json", "application/sparql-results+xml", "text/csv"):
+            status, _, body = _get(server.sparql_url + "?" + urllib.parse.urlencode({"query": query}), {"Accept": accept})
+            assert status == 502 and b"failed while writing its answer" in body, (accept, status, body[:200])
+        other = "http://127.0.0.1:1/elsewhere"
+        status, _, body = _get(server.sparql_url + "?" + urllib.parse.urlencode(
+            {"query": f"SELECT * WHERE {{ SERVICE <{other}> {{ ?s ?p ?o }} }}"}))
+        assert status == 400 and f"SERVICE <{other}> is not allowed".encode() in body
+        assert _get(server.sparql_url + "?" + urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }"}))[0] == 200
+
+
+def test_allow_service_takes_only_full_http_iris(small_build):
+    for bad in ("ftp://x/", "relative", "http://[::1/", "http://a b/"):
+        with pytest.raises(InputError, match="--allow-service"):
+            start_server(small_build, port=0, allow_service=[bad])
+
+
+def _raw(port: int, request: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_request_with_two_host_headers_is_refused(served):
+    answer = _raw(served.port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400") and b"one Host header" in answer
+    answer = _raw(served.port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"name": 5}, b'"name" must be a string'),
+    ({"name": ["top-concepts"]}, b'"name" must be a string'),
+    ({"name": "search", "bindings": ["text=x"]}, b'"bindings" must be an object'),
+    ({"name": "search", "bindings": {"text": {"a": 1}}}, b"binding 'text' must be a string or a number"),
+    ([1, 2], b"the body must be a JSON object"),
+    ("[" * 100_000, b"it is not JSON"),
+])
+def test_api_query_answers_400_to_a_body_of_the_wrong_shape(served, body, message):
+    data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    status, _, answer = _get(served.url + "api/query", {"Content-Type": "application/json"}, data)
+    assert status == 400 and message in answer, answer
+
+
+def test_clients_that_do_not_read_their_answers_do_not_stall_the_others(small_build):
+    """Four clients ask for an 18 MB answer and never read it: other queries are still answered,
+    well within the queue wait (60 s) the stalled ones would otherwise cause."""
+    big = urllib.parse.urlencode({"query": "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f } LIMIT 40000"})
+    ask = urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }"})
+    with start_server(small_build, port=0, timeout=10.0) as served, contextlib.ExitStack() as stalled:
+        for _ in range(4):
+            s = stalled.enter_context(socket.create_connection(("127.0.0.1", served.port)))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(f"GET /sparql?{big} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                      "Accept: application/sparql-results+json\r\n\r\n".encode())
+        time.sleep(1.5)  # their answers are computed by now
+        for _ in range(5):
+            req = urllib.request.Request(f"{served.sparql_url}?{ask}", headers={"Accept": "application/sparql-results+json"})
+            with urllib.request.urlopen(req, timeout=15) as r:
+                assert json.loads(r.read())["boolean"] is True
+
+
+def test_a_query_past_the_memory_cap_is_stopped_with_503(small_build):
+    with start_server(small_build, port=0, timeout=60.0, max_memory=400 << 20) as server:
+        restarts = server.worker.restarts
+        query = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i } ORDER BY ?c ?f ?i"
+        status, _, body = _get(server.sparql_url + "?" + urllib.parse.urlencode({"query": query}))
+        assert status == 503 and b"memory limit (400 MiB)" in body, body
+        deadline = time.monotonic() + 10
+        while server.worker.generation == 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status, _, body = _get(server.sparql_url + "?" + urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }"}),
+                               {"Accept": "application/sparql-results+json"})
+        assert status == 200 and json.loads(body)["boolean"] is True
+        assert server.worker.restarts == restarts  # a death, not a restart kg asked for
+
+
+def test_max_memory_sizes():
+    from kg.serve import parse_size
+
+    assert parse_size("4G") == 4 << 30 and parse_size("512m") == 512 << 20 and parse_size("1.5GiB") == 3 << 29
+    assert parse_size("0") == 0 and parse_size("1000") == 1000
+    for bad in ("", "lots", "4X", "-1G"):
+        with pytest.raises(InputError, match="--max-memory"):
+            parse_size(bad)
+
+
+def test_a_concept_related_to_its_own_broader_concept_is_drawn_with_both_links():
+    """Two kinds of link between the same two concepts (skos:broader and skos:related) are ordinary:
+    the explorer must give each its own id (vis-network refuses a second item with the same id)."""
+    G = fixture_graph()
+    narrow, broad = "concept:stochastic-zeroth-order-optimization", "concept:zeroth-order-optimization"
+    assert broad in G.nodes[narrow]["broader"]
+    G.add_edge(narrow, broad, kind="cooccurs", count=2, association=0.5, related=True)
+    data = Explorer(G).network(sorted(G))
+    ids = [e["id"] for e in data["edges"]]
+    assert len(ids) == len(set(ids))
+    between = [e for e in data["edges"] if {e["from"], e["to"]} == {narrow, broad}]
+    assert len(between) == 2
