@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kg.serve import bound_query, canned_queries  # noqa: E402
+from kg.sparql.catalogue import bound_query, canned_queries  # noqa: E402
 
 PICK = """
 PREFIX skos: <http://www.w3.org/2004/02/skos/core#>

@@ -6,7 +6,7 @@
 
 1. Inspec test (500), SemEval-2010 test (99) and NUS test (211), each read as title + abstract
    (the ``abstract`` field, never ``fulltext``): P/R/F1@5/10/15, micro- and macro-averaged, with
-   the protocol of `kg.evaluate` (stemmed, deduplicated predictions, absent gold counted), and
+   the protocol of `kg.evaluation.keyphrases` (stemmed, deduplicated predictions, absent gold counted), and
    docs/s of extraction alone.
 2. ML conference abstracts with author keywords (OpenReview): a deterministic sample (the papers
    whose sha256(id) is smallest) and how many author keywords each extractor's top 10 recover.
@@ -27,8 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-from kg.evaluate import EXTRACTORS, GoldDoc, evaluate, format_table, read_gold, run_eval, stem_phrase
-from kg.extract import Settings
+from kg.evaluation.keyphrases import EXTRACTORS, GoldDoc, evaluate, format_table, read_gold, run_eval, stem_phrase
+from kg.extract.keyphrases import Settings
 
 DATASETS = {
     "inspec": "inspec/test.jsonl",
@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
 
     folder = data_dir()
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from kg.embed import load_embedder
-    from kg.extract import Settings, load_nlp
+    from kg.extract.embed import load_embedder
+    from kg.extract.keyphrases import Settings, load_nlp
 
     settings = Settings() if args.precision is None else Settings(precision=args.precision)
     started = time.perf_counter()

@@ -51,8 +51,8 @@ def extraction_per_worker(sample: int, precision: str = "fp32") -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from kg.embed import load_embedder
-    from kg.extract import Settings, extract_keyphrases, load_nlp
+    from kg.extract.embed import load_embedder
+    from kg.extract.keyphrases import Settings, extract_keyphrases, load_nlp
 
     embedder, nlp = load_embedder(precision), load_nlp()
     settings = Settings(precision=precision)

@@ -98,9 +98,9 @@ def write_jsonl(rows_: list[dict], path: Path) -> Path:
 def bench_extraction(runs: int, sample: int) -> None:
     from keybert import KeyBERT
 
-    from kg.embed import load_embedder
-    from kg.extract import PRECISIONS, Settings, extract_keyphrases, load_nlp
-    from kg.sources import read_papers
+    from kg.extract.embed import load_embedder
+    from kg.extract.keyphrases import PRECISIONS, Settings, extract_keyphrases, load_nlp
+    from kg.text.sources import read_papers
 
     default = Settings().precision  # kg build's
     embedder, nlp = load_embedder(), load_nlp()  # the model as published: plain KeyBERT's and the bound's
@@ -138,8 +138,8 @@ def model_process_time(items: list[tuple[str, str]], precision: str, nlp, runs: 
     """Median seconds for `kg.executor.ModelProcess` to extract *items* (spaCy tags each partition
     here while the model ranks the previous one there), once the process has loaded its model;
     None where no process can be started."""
-    from kg.executor import DEFAULT_PARTITION_SIZE, ModelProcess, partitions
-    from kg.extract import Settings
+    from kg.scale.executor import DEFAULT_PARTITION_SIZE, ModelProcess, partitions
+    from kg.extract.keyphrases import Settings
 
     settings = Settings(precision=precision)
     there = ModelProcess.start(precision)
@@ -201,8 +201,9 @@ def bench_sparql(out: Path, runs: int) -> None:
     import pyoxigraph as ox
     from rdflib import Graph
 
-    from kg.serve import canned_queries
-    from kg.sparql import load_store, parse_binding, run_query
+    from kg.sparql.catalogue import canned_queries
+    from kg.sparql.engine import load_store, run_query
+    from kg.sparql.bindings import parse_binding
 
     def engine(text: str, binds: list[str]) -> bytes:
         """Oxigraph evaluating the query and writing its SPARQL JSON results, as a SPARQL server

@@ -32,11 +32,12 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
     (a SPARQL endpoint URL) the query runs there instead, over *default_graph* (IRIs of named
     graphs, sent as ``default-graph-uri``) when given; see `kg.remote.query_endpoint`.
     """
-    from kg.sparql import find_query, load_store, run_query
+    from kg.sparql.catalogue import find_query
+    from kg.sparql.engine import load_store, run_query
 
     text = find_query(query).read_text(encoding="utf-8")
     if endpoint is not None:
-        from kg.remote import query_endpoint
+        from kg.sparql.remote import query_endpoint
 
         return query_endpoint(endpoint, text, bind=bind, default_graph=default_graph)
     return run_query(load_store(graph), text, bind)
@@ -48,7 +49,8 @@ def publish(graph="outputs", store=None, *, update=None, graph_iri=None, **optio
     `PublishReport`. *store* is a Graph Store Protocol endpoint, *update* the SPARQL Update
     endpoint (derived from *store* when not given); see `kg.remote.publish` for the options.
     """
-    from kg.remote import default_graph_iri, publish as _publish
+    from kg.sparql.remote import default_graph_iri
+    from kg.sparql.remote import publish as _publish
 
     return _publish(graph, store, graph_iri or default_graph_iri(), update=update, **options)
 
@@ -57,7 +59,8 @@ def stats(graph="outputs/graph.json"):
     """The figures of a built graph (``stats.json``) and its ten most connected concepts."""
     from pathlib import Path
 
-    from kg.graph import graph_stats, load_graph, top_concepts
+    from kg.graph.io import load_graph
+    from kg.graph.stats import graph_stats, top_concepts
 
     path = Path(graph)
     if path.is_dir():

@@ -25,7 +25,7 @@ def cli() -> None:
 
 def _parse_executor(value: str):
     """The --executor spec, parsed before anything runs (a bad one is a usage error)."""
-    from kg.executor import parse_executor
+    from kg.scale.executor import parse_executor
 
     try:
         return parse_executor(value)
@@ -52,10 +52,10 @@ def _parse_executor(value: str):
 @click.option("--store-batch", default=50_000, show_default=True, type=click.IntRange(1), help="Triples per upload request.")
 def build(paths, out, base, top_n, diversity, precision, quiet, store, store_update, store_graph, store_batch, executor) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
-    from kg.extract import Settings
+    from kg.extract.keyphrases import Settings
 
     if store or store_update:  # a bad URL fails before the build, not after it
-        from kg.remote import store_endpoints
+        from kg.sparql.remote import store_endpoints
 
         store_endpoints(store, store_update)
 
@@ -96,7 +96,7 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
                 click.echo(f"wrote {', '.join(p.name for p in result.files)} to {result.out}/ "
                            f"({x.get('computed', 0)} abstracts extracted, {x.get('from_cache', 0)} from the cache)")
         if store or store_update:
-            from kg.remote import default_graph_iri
+            from kg.sparql.remote import default_graph_iri
 
             graph_iri = store_graph or default_graph_iri(result.graph.graph.get("base_iri"))
             loading = store or store_update
@@ -143,7 +143,7 @@ def query(query, graph, bindings, fmt, endpoint, default_graphs) -> None:
     """Run a SPARQL query: a .rq file or the name of one in queries/ (e.g. top-concepts)."""
     from click.core import ParameterSource
 
-    from kg.sparql import format_result
+    from kg.sparql.engine import format_result
 
     if endpoint and click.get_current_context().get_parameter_source("graph") is ParameterSource.COMMANDLINE:
         raise click.UsageError("give --graph or --endpoint, not both")
@@ -173,15 +173,14 @@ def stats(graph, as_json) -> None:
 @cli.command(name="queries")
 def list_queries() -> None:
     """List the named queries in queries/."""
-    from kg.sparql import list_queries as known
+    from kg.sparql.catalogue import list_queries as known
 
     for name, summary in known().items():
         click.echo(f"{name:28} {summary}")
 
 
-from kg.serve import serve_command  # noqa: E402  (stdlib and click only at import)
-
-from kg.evaluate import eval_command  # noqa: E402  (heavy imports only when it runs)
+from kg.evaluation.keyphrases import eval_command  # noqa: E402  (heavy imports only when it runs)
+from kg.serve.command import serve_command  # noqa: E402  (stdlib and click only at import)
 
 cli.add_command(serve_command, "serve")
 cli.add_command(eval_command, "eval")

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from kg.embed import file_sha256
+from kg.extract.embed import file_sha256
 
 __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "read_manifest", "write_manifest",
            "forget_manifest"]

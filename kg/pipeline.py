@@ -21,13 +21,21 @@ from pathlib import Path
 
 import networkx as nx
 
-from kg.concepts import merge_concepts
+from kg.concepts.merge import merge_concepts
 from kg.errors import OutputError, OutputsWritten
-from kg.extract import PaperKeyphrases, Settings
-from kg.graph import build_graph, concept_node, graph_stats, paper_node, write_graph_json
-from kg.labels import paper_label
-from kg.manifest import build_key, forget_manifest, outputs_intact, read_manifest, write_manifest
-from kg.sources import Diagnostic, Paper, ReadReport, read_papers
+from kg.extract.keyphrases import PaperKeyphrases, Settings
+from kg.graph.build import build_graph, concept_node, paper_node
+from kg.graph.io import write_graph_json
+from kg.graph.stats import graph_stats
+from kg.manifest import (
+    build_key,
+    forget_manifest,
+    outputs_intact,
+    read_manifest,
+    write_manifest,
+)
+from kg.text.labels import paper_label
+from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
 __all__ = ["BuildResult", "build", "OUTPUT_FILES", "keyphrase_records", "render_outputs", "write_outputs"]
 
@@ -56,7 +64,7 @@ class BuildResult:
     @property
     def graph(self) -> nx.Graph:
         if self._graph is None:
-            from kg.graph import load_graph
+            from kg.graph.io import load_graph
 
             object.__setattr__(self, "_graph", load_graph(self.out / "graph.json"))
         return self._graph
@@ -212,7 +220,7 @@ def _signals_held(done: str):
 def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> None:
     """Write every output file of a build, one at a time, each to the binary file that
     ``open_output(name)`` (a context manager) gives."""
-    from kg.rdf import write_rdf
+    from kg.rdf.write import write_rdf
 
     write_rdf(G, open_output, base=base)
     _emit_views(G, open_output, records=records, stats=stats, title=title)
@@ -223,7 +231,7 @@ VIEW_FILES = ("graph.html", "keyphrases.jsonl", "graph.json", "stats.json")  # t
 
 def _emit_views(G: nx.Graph, open_output, *, records: list[dict], stats: dict, title: str = "kg") -> None:
     """Write the `VIEW_FILES` of a build, as `_emit_outputs` does."""
-    from kg.view import render_html
+    from kg.view.page import render_html
 
     with open_output("graph.html") as f:
         f.write(render_html(G, title=title).encode("utf-8"))
@@ -238,7 +246,7 @@ def _emit_views(G: nx.Graph, open_output, *, records: list[dict], stats: dict, t
 
 def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> dict[str, bytes]:
     """The bytes of every output file of a build, by file name (`OUTPUT_FILES`)."""
-    from kg.rdf import in_memory
+    from kg.rdf.write import in_memory
 
     contents = in_memory(lambda open_output: _emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title))
     return {name: contents[name] for name in OUTPUT_FILES}
@@ -331,7 +339,7 @@ def _runner(executor, models, todo: int):
     """What extracts *todo* documents: the model process *models* (when there is one) for the
     ``local`` executor, and for ``dask-local`` when *todo* is under `DASK_LOCAL_MIN_DOCUMENTS`;
     else *executor*. The outputs are the same either way."""
-    from kg.executor import parse_executor
+    from kg.scale.executor import parse_executor
 
     if models is None or hasattr(executor, "map_partitions"):
         return executor
@@ -349,8 +357,8 @@ def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, 
     interrupted build resumes with the partitions it had not finished."""
     from contextlib import closing
 
-    from kg.cache import ExtractionCache, document_key
-    from kg.executor import parse_executor, run_partitions
+    from kg.extract.cache import ExtractionCache, document_key
+    from kg.scale.executor import parse_executor, run_partitions
 
     if not hasattr(executor, "map_partitions"):
         parse_executor(executor)  # a bad spec fails even when everything is cached
@@ -391,7 +399,7 @@ def _label_embed(embedder, precision: str):
     def embed(texts):
         if embedder is not None:
             return embedder.embed(texts)
-        from kg.embed import load_embedder
+        from kg.extract.embed import load_embedder
 
         return load_embedder(precision).embed(texts)
 
@@ -461,9 +469,9 @@ def _check_output_folder(out: Path) -> None:
 
 def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor) -> BuildResult:
     gc.disable()
-    from kg.embed import MODEL_NAME
-    from kg.executor import ExecutorSpec, ModelProcess, parse_executor
-    from kg.rdf import DEFAULT_BASE, check_base
+    from kg.extract.embed import MODEL_NAME
+    from kg.rdf.vocabulary import DEFAULT_BASE, check_base
+    from kg.scale.executor import ExecutorSpec, ModelProcess, parse_executor
 
     base = check_base(base or DEFAULT_BASE)
     given = getattr(embedder, "precision", settings.precision)
@@ -495,7 +503,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
                 if progress:
                     progress(len(papers))
                 if store:
-                    from kg.serve import prepare_store
+                    from kg.sparql.store import prepare_store
 
                     prepare_store(out)  # cheap when the store is already loaded from this graph.nt
                 return done
@@ -512,7 +520,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
 
 
 def _write(out, *, base, settings, store, report, papers, found, cached, index, key, model_name, fingerprint) -> BuildResult:
-    from kg.embed import MODEL_NAME, MODEL_SHA256
+    from kg.extract.embed import MODEL_NAME, MODEL_SHA256
 
     concepts = index.by_id()
     labels = {}
@@ -565,12 +573,14 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
     try:
         side = _Forked(views)
         del found, index, concepts  # the graph holds what the RDF needs
-        from kg.rdf import write_rdf
+        from kg.rdf.write import write_rdf
 
         def rdf_written(name: str) -> None:
             nonlocal loading
             if store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
-                from kg.serve import StoreLoad  # serve read, made while the other files are written
+                from kg.sparql.store import (
+                    StoreLoad,  # serve read, made while the other files are written
+                )
 
                 loading = StoreLoad(out, staging.path("graph.nt"))
 
@@ -604,7 +614,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
 
 def _build_key(paths: Sequence[str | os.PathLike], fingerprint: str, base: str) -> str:
     """The manifest key of a build of *paths* (see kg.manifest)."""
-    from kg.sources import _display_name, _expand
+    from kg.text.sources import _display_name, _expand
 
     inputs = [(_display_name(f), f) for f in _expand([Path(p) for p in paths])]
     return build_key(inputs, fingerprint=fingerprint, base=base, kg_version=_kg_version(),

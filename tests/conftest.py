@@ -24,7 +24,7 @@ SEEDS = ROOT / "seeds"
 @pytest.fixture(scope="session")
 def real_embedder():
     """The packaged all-MiniLM-L6-v2, checked against its sha256 and loaded once."""
-    from kg.embed import load_embedder
+    from kg.extract.embed import load_embedder
 
     return load_embedder()
 
@@ -32,15 +32,15 @@ def real_embedder():
 @pytest.fixture(scope="session")
 def default_embedder():
     """The packaged model in the precision kg build runs by default (int8), loaded once."""
-    from kg.embed import load_embedder
-    from kg.extract import Settings
+    from kg.extract.embed import load_embedder
+    from kg.extract.keyphrases import Settings
 
     return load_embedder(Settings().precision)
 
 
 @pytest.fixture(scope="session")
 def nlp():
-    from kg.extract import load_nlp
+    from kg.extract.keyphrases import load_nlp
 
     return load_nlp()
 

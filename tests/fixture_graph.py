@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import networkx as nx
 
-from kg.concepts import Concept, ConceptIndex
-from kg.extract import Keyphrase, PaperKeyphrases
-from kg.graph import build_graph
-from kg.rdf import DEFAULT_BASE
-from kg.sources import Paper, Source
+from kg.concepts.merge import Concept, ConceptIndex
+from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
+from kg.graph.build import build_graph
+from kg.rdf.vocabulary import DEFAULT_BASE
+from kg.text.sources import Paper, Source
 
 __all__ = ["fixture_graph", "P1", "P2", "P3", "P4", "P5", "P6", "MODEL", "MODEL_SHA256"]
 
@@ -141,6 +141,7 @@ def fixture_graph() -> nx.Graph:
 
 
 if __name__ == "__main__":  # print the fixture's RDF: python tests/fixture_graph.py
-    from kg.rdf import serialize, to_rdf
+    from kg.rdf.write import serialize
+    from kg.rdf.statements import to_rdf
 
     print(serialize(to_rdf(fixture_graph()), "turtle"))

@@ -100,7 +100,7 @@ def test_rebuild_is_byte_identical(seeds_build, default_embedder, nlp, tmp_path,
 def test_an_embedder_of_another_precision_than_the_settings_is_refused(real_embedder, nlp, tmp_path):
     from conftest import SEEDS
 
-    from kg.extract import Settings
+    from kg.extract.keyphrases import Settings
 
     # Its vectors would be cached under the settings' key, and a later build would reuse them.
     with pytest.raises(ValueError, match="^the embedder given runs the model in fp32, the settings ask for int8$"):
@@ -131,7 +131,7 @@ def _node_link_json(G) -> str:
 def test_graph_json_is_the_node_link_data_encoded_whole_for_odd_values_too(seeds_build):
     import networkx as nx
 
-    from kg.graph import graph_to_json, load_graph
+    from kg.graph.io import graph_to_json, load_graph
 
     assert (seeds_build.out / "graph.json").read_text(encoding="utf-8") == _node_link_json(seeds_build.graph)
     loaded = load_graph(seeds_build.out / "graph.json")  # its edges the other way round at times

@@ -1,4 +1,4 @@
-from kg.clean import clean_text, find_urls
+from kg.text.clean import clean_text, find_urls
 
 
 def test_latex_markup_is_removed_and_its_text_kept():

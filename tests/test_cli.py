@@ -30,7 +30,7 @@ def test_build_option_defaults_are_the_extraction_defaults():
     """The CLI repeats two defaults of kg.extract.Settings (so that `kg --help` imports nothing
     heavy); they must not drift apart."""
     from kg.cli import cli
-    from kg.extract import Settings
+    from kg.extract.keyphrases import Settings
 
     params = {p.name: p.default for p in cli.commands["build"].params}
     assert (params["top_n"], params["diversity"], params["precision"]) == (Settings().top_n, Settings().diversity, Settings().precision)
@@ -109,7 +109,7 @@ def test_stats_prints_figures_and_top_concepts(run_cli, seeds_build):
 
 def test_query_reads_the_persistent_store_and_falls_back_to_the_file(tmp_path, hash_embedder, nlp, project, run_cli):
     import kg
-    from kg.sparql import persistent_store
+    from kg.sparql.engine import persistent_store
 
     src = tmp_path / "a.txt"
     src.write_text("ICML 2026\n\nGraph neural networks pass messages.\n\nGraph neural networks for molecules.\n")

@@ -1,6 +1,6 @@
 from hypothesis import given, settings, strategies as st
 
-from kg.concepts import concept_slug, is_filler, merge_concepts, normalize_phrase
+from kg.concepts.merge import concept_slug, is_filler, merge_concepts, normalize_phrase
 
 
 def key(phrase):

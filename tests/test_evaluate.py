@@ -1,4 +1,4 @@
-"""The keyphrase evaluator (kg.evaluate) on hand-computed cases, its gold reader, and `kg eval`.
+"""The keyphrase evaluator (kg.evaluation.keyphrases) on hand-computed cases, its gold reader, and `kg eval`.
 
 Every expected number below is worked out by hand in the comments next to it.
 """
@@ -11,7 +11,7 @@ from fractions import Fraction as F
 import pytest
 
 from kg.errors import InputError
-from kg.evaluate import GoldDoc, document_text, eval_command, evaluate, kg_extractor, read_gold, stem_phrase
+from kg.evaluation.keyphrases import GoldDoc, document_text, eval_command, evaluate, kg_extractor, read_gold, stem_phrase
 
 
 def close(result, expected):
@@ -196,7 +196,7 @@ def test_read_gold_refuses_missing_and_empty_files(tmp_path):
 
 @pytest.fixture
 def fake_extractors(monkeypatch):
-    import kg.evaluate as ev
+    import kg.evaluation.keyphrases as ev
 
     calls = []
 

@@ -15,7 +15,7 @@ from rdflib.compare import isomorphic
 import kg
 from conftest import SEEDS
 from kg.errors import ExecutorError
-from kg.executor import DEFAULT_PARTITION_SIZE, ExecutorSpec, open_executor, parse_executor, partitions
+from kg.scale.executor import DEFAULT_PARTITION_SIZE, ExecutorSpec, open_executor, parse_executor, partitions
 
 SMALL = 8  # documents per partition: 5 partitions over the 38 seed abstracts
 
@@ -77,9 +77,9 @@ def test_a_bad_executor_through_the_cli_is_a_usage_error(run_cli, tmp_path):
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_2(run_cli, tmp_path, monkeypatch):
-    import kg.executor
+    import kg.scale.executor
 
-    monkeypatch.setattr(kg.executor, "CONNECT_TIMEOUT", 1)
+    monkeypatch.setattr(kg.scale.executor, "CONNECT_TIMEOUT", 1)
     result = run_cli("build", str(SEEDS), "--out", str(tmp_path / "out"), "--executor", "dask://127.0.0.1:1", "--quiet")
     assert result.code == 2, result.err
     errors = [line for line in result.err.splitlines() if line.startswith("error:")]
@@ -214,7 +214,7 @@ def test_dask_local_workers_keep_freed_memory_for_the_next_batch():
 
 def test_the_model_process_runs_calls_there_and_raises_their_errors_here():
     from kg.errors import ModelError
-    from kg.executor import ModelProcess
+    from kg.scale.executor import ModelProcess
 
     before = _children()
     with ModelProcess.start("int8") as there:
@@ -229,7 +229,7 @@ def test_the_model_process_runs_calls_there_and_raises_their_errors_here():
 
 def test_a_model_error_there_is_the_same_model_error_here():
     from kg.errors import ModelError
-    from kg.executor import ModelProcess
+    from kg.scale.executor import ModelProcess
 
     with ModelProcess.start("fp16") as there:  # its loading failed at start: the request that needs the model says why
         with pytest.raises(ModelError, match="^unknown precision 'fp16'; use fp32 or int8$"):
@@ -240,7 +240,7 @@ def test_a_model_error_there_is_the_same_model_error_here():
 def test_where_no_process_can_start_the_model_runs_in_this_one(monkeypatch):
     import subprocess
 
-    from kg.executor import ModelProcess
+    from kg.scale.executor import ModelProcess
 
     def no_process(*args, **kwargs):
         raise BlockingIOError(11, "Resource temporarily unavailable")
@@ -253,9 +253,9 @@ def test_where_no_process_can_start_the_model_runs_in_this_one(monkeypatch):
 
 @pytest.mark.model
 def test_the_model_process_extracts_and_embeds_as_this_process_does(real_embedder, nlp):
-    from kg.executor import ModelProcess, extract_partition
-    from kg.extract import Settings
-    from kg.sources import read_papers
+    from kg.scale.executor import ModelProcess, extract_partition
+    from kg.extract.keyphrases import Settings
+    from kg.text.sources import read_papers
 
     items = [(p.id, p.document) for p in read_papers([SEEDS]).papers[:5]]
     phrases = ["stochastic gradient descent", "large language models", "zeroth-order optimization"]
@@ -272,7 +272,7 @@ def test_the_model_process_extracts_and_embeds_as_this_process_does(real_embedde
 
 @pytest.mark.model
 def test_a_build_with_the_packaged_model_runs_it_in_a_model_process_and_stops_it(tmp_path, monkeypatch, local_small_build):
-    from kg.executor import ModelProcess
+    from kg.scale.executor import ModelProcess
 
     started = []
     start = ModelProcess.start
@@ -312,12 +312,12 @@ def test_under_dask_local_a_few_documents_go_to_the_model_process_and_many_to_th
 def test_a_dask_local_build_of_a_few_documents_starts_no_cluster(tmp_path, monkeypatch, local_small_build):
     """The 38 seeds are fewer than DASK_LOCAL_MIN_DOCUMENTS: the model process extracts them, with
     the outputs of any other executor, and no Dask worker is started."""
-    import kg.executor
+    import kg.scale.executor
 
     def no_cluster(*args, **kwargs):
         raise AssertionError("a Dask cluster was started for 38 documents")
 
-    monkeypatch.setattr(kg.executor, "open_executor", no_cluster)
+    monkeypatch.setattr(kg.scale.executor, "open_executor", no_cluster)
     before = _children()
     result = kg.build([SEEDS], tmp_path / "out", executor=parse_executor("dask-local:2", partition_size=SMALL), store=False)
     assert _extraction(result) == {"computed": 38, "from_cache": 0}

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from conftest import SEEDS
-from kg.embed import MODEL_SHA256, file_sha256, model_path, verify_model
+from kg.extract.embed import MODEL_SHA256, file_sha256, model_path, verify_model
 from kg.errors import ModelError
-from kg.extract import Settings, candidates_of, embed_documents, extract_keyphrases
+from kg.extract.keyphrases import Settings, candidates_of, embed_documents, extract_keyphrases
 
 pytestmark = pytest.mark.model
 
@@ -95,7 +95,7 @@ def test_ranks_follow_the_selection_and_scores_are_keyberts_cosine(real_embedder
 
 
 def test_mmr_rank_keeps_pick_order_and_avoids_redundancy():
-    from kg.extract import mmr_rank
+    from kg.extract.keyphrases import mmr_rank
 
     e = np.array([[1.0, 0.0], [0.99, 0.141], [0.0, 1.0]], dtype=np.float32)
     e /= np.linalg.norm(e, axis=1, keepdims=True)
@@ -106,7 +106,7 @@ def test_mmr_rank_keeps_pick_order_and_avoids_redundancy():
     assert mmr_rank(relevance[:0], e[:0], 3, 0.5) == []
 
 def test_int8_precision_is_the_same_model_quantized_and_its_own_cache_key(real_embedder, nlp):
-    from kg.embed import load_embedder
+    from kg.extract.embed import load_embedder
 
     int8 = load_embedder("int8")
     assert int8 is not real_embedder and int8 is load_embedder("int8")
@@ -144,7 +144,7 @@ def test_the_trimmed_pipeline_tags_exactly_as_the_packaged_one(nlp):
     # sentence starts); its tags, whitespace tokens' "_SP" included, must not change
     import spacy
 
-    from kg.extract import SPACY_MODEL
+    from kg.extract.keyphrases import SPACY_MODEL
 
     full = spacy.load(SPACY_MODEL, exclude=["ner", "lemmatizer", "parser"])
     full.enable_pipe("senter")
@@ -161,7 +161,7 @@ def test_the_trimmed_pipeline_tags_exactly_as_the_packaged_one(nlp):
 
 
 def test_same_length_batches_group_equal_lengths_within_the_token_budget():
-    from kg.embed import same_length_batches
+    from kg.extract.embed import same_length_batches
 
     assert same_length_batches([3, 5, 3, 3, 5], 6) == [[0, 2], [3], [1], [4]]
     assert same_length_batches([300, 300], 256) == [[0], [1]]  # one text at least
@@ -175,7 +175,7 @@ def test_a_texts_embedding_does_not_depend_on_what_it_is_batched_with(precision)
     # thread or more (a dask worker runs one, kg build's model process two)
     import torch
 
-    from kg.embed import load_embedder
+    from kg.extract.embed import load_embedder
 
     embedder = load_embedder(precision)
     texts = ["zeroth-order optimization", "graph neural networks", "LLMs", "federated learning",
@@ -198,8 +198,8 @@ def test_a_texts_embedding_does_not_depend_on_what_it_is_batched_with(precision)
 def test_int8_keyphrases_of_an_abstract_do_not_depend_on_the_abstracts_beside_it(nlp):
     # a rebuild extracts only the new abstracts, together; a clean build extracts them among the
     # others: both must give each paper the same keyphrases and scores
-    from kg.embed import load_embedder
-    from kg.sources import read_papers
+    from kg.extract.embed import load_embedder
+    from kg.text.sources import read_papers
 
     items = [(p.id, p.document) for p in read_papers([SEEDS]).papers[:8]]
     int8, settings = load_embedder("int8"), Settings(precision="int8")

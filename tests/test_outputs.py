@@ -6,7 +6,7 @@ import json
 import pytest
 
 import kg
-import kg.view
+import kg.view.page
 from kg.errors import OutputError
 
 
@@ -26,7 +26,7 @@ def test_a_failed_build_leaves_the_previous_outputs_whole(tmp_path, hash_embedde
     def broken(*args, **kwargs):
         raise KeyboardInterrupt  # as if Ctrl-C hit while the HTML was rendered
 
-    monkeypatch.setattr(kg.view, "render_html", broken)
+    monkeypatch.setattr(kg.view.page, "render_html", broken)
     with pytest.raises(KeyboardInterrupt):
         kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
@@ -47,7 +47,7 @@ def test_a_killed_view_writer_is_an_output_error_and_leaves_the_previous_outputs
             os._exit(3)
         raise AssertionError("the HTML is rendered in the forked process")
 
-    monkeypatch.setattr(kg.view, "render_html", dies)
+    monkeypatch.setattr(kg.view.page, "render_html", dies)
     with pytest.raises(OutputError, match=r"the process writing the outputs stopped \(exit code 3\); the previous outputs are unchanged"):
         kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
@@ -82,7 +82,7 @@ def test_rebuild_with_the_test_embedder_is_byte_identical(tmp_path, hash_embedde
 
 
 def test_the_cache_recomputes_only_what_changed_and_matches_a_clean_build(tmp_path, hash_embedder, nlp):
-    from kg.extract import Settings
+    from kg.extract.keyphrases import Settings
 
     src = tmp_path / "src"
     src.mkdir()
@@ -139,7 +139,7 @@ def test_files_written_one_at_a_time_are_the_bytes_of_the_in_memory_renderers(tm
     # kg build streams each output to its file (no two held in memory); the in-memory API
     # (kg.rdf.rdf_files, kg.pipeline.render_outputs) must give the same bytes.
     from kg.pipeline import render_outputs
-    from kg.rdf import rdf_files
+    from kg.rdf.write import rdf_files
 
     result = kg.build([abstracts(tmp_path, 6)], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
     written = {p.name: p.read_bytes() for p in result.files}
@@ -212,7 +212,7 @@ def test_a_store_up_to_date_with_the_previous_graph_is_updated_to_what_a_clean_l
     # changed removed and added, made in a second process, when the previous one is up to date.
     import shutil
 
-    from kg.serve import StoreLoad
+    from kg.sparql.store import StoreLoad
 
     src, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
     previous = _store_triples(out / "store")
@@ -238,7 +238,7 @@ def test_a_store_up_to_date_with_the_previous_graph_is_updated_to_what_a_clean_l
 
 
 def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, hash_embedder, nlp, monkeypatch):
-    from kg import serve
+    from kg.sparql import store as serve
 
     _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
     removed, added, lines = serve._changed_lines(out / "graph.nt", nt)
@@ -255,7 +255,7 @@ def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, ha
 
 
 def test_a_damaged_previous_store_is_not_updated_but_loaded_whole(tmp_path, hash_embedder, nlp):
-    from kg.serve import StoreLoad
+    from kg.sparql.store import StoreLoad
 
     _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
     tables = sorted((out / "store" / "data").glob("*.sst"))
@@ -283,7 +283,7 @@ def test_a_failed_store_update_is_an_output_error_and_leaves_the_previous_output
         tmp_path, hash_embedder, nlp, monkeypatch, how, error):
     import sys
 
-    from kg import serve
+    from kg.sparql import store as serve
 
     out = tmp_path / "out"
     kg.build([abstracts(tmp_path, 4)], out, embedder=hash_embedder, nlp=nlp)
@@ -298,7 +298,7 @@ def test_a_failed_store_update_is_an_output_error_and_leaves_the_previous_output
 
 
 def test_changed_lines_are_those_of_one_file_only(tmp_path):
-    from kg.serve import _changed_lines
+    from kg.sparql.store import _changed_lines
 
     old, new = tmp_path / "old.nt", tmp_path / "new.nt"
     old.write_bytes(b'<a> <p> <b> .\n<a> <p> <c> .\n<d> <p> "x" .\n')
@@ -308,8 +308,8 @@ def test_changed_lines_are_those_of_one_file_only(tmp_path):
 
 
 def test_where_no_process_can_be_started_the_store_is_loaded_in_the_build_process(tmp_path, hash_embedder, nlp, monkeypatch):
-    from kg import serve
-    from kg.serve import StoreLoad
+    from kg.sparql import store as serve
+    from kg.sparql.store import StoreLoad
 
     _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
     monkeypatch.setattr(serve, "_store_command", lambda *args, **kwargs: [str(tmp_path / "no-such-program")])
@@ -325,7 +325,7 @@ def test_the_store_process_imports_the_kg_this_process_runs(tmp_path):
     import subprocess
     import sys
 
-    from kg.executor import same_kg_env
+    from kg.scale.executor import same_kg_env
 
     run = subprocess.run([sys.executable, "-c", "import kg; print(kg.__file__)"], cwd=tmp_path, env=same_kg_env(),
                          capture_output=True, text=True, check=True)

@@ -23,8 +23,12 @@ import pytest
 from fixture_graph import P1, P2, P4, P6, fixture_graph
 
 from kg.errors import QueryError
-from kg.rdf import DEFAULT_BASE, VENUE_RANKS, serialize, to_rdf
-from kg.sparql import QueryResult, format_result, list_queries, load_store, parse_binding, run_query
+from kg.rdf.vocabulary import DEFAULT_BASE, VENUE_RANKS
+from kg.rdf.write import serialize
+from kg.rdf.statements import to_rdf
+from kg.sparql.engine import QueryResult, format_result, load_store, run_query
+from kg.sparql.catalogue import list_queries
+from kg.sparql.bindings import parse_binding
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "queries"
@@ -284,7 +288,7 @@ def test_venue_ranks_agree_with_the_graph(graph):
     (here lowered to 3, so that the fixture's venues, with 7 concepts each, are cut)."""
     from collections import Counter
 
-    import kg.rdf
+    import kg.rdf.statements
 
     want = {}
     for venue, d in graph.nodes(data=True):
@@ -294,12 +298,12 @@ def test_venue_ranks_agree_with_the_graph(graph):
             ranked = sorted(counts, key=lambda c: (-counts[c], graph.nodes[c]["label"].lower(), c))
             want[d["label"]] = [(f"{DEFAULT_BASE}concept/{c.partition(':')[2]}", str(counts[c])) for c in ranked]
     for limit in (VENUE_RANKS, 3):
-        original, kg.rdf.VENUE_RANKS = kg.rdf.VENUE_RANKS, limit
+        original, kg.rdf.statements.VENUE_RANKS = kg.rdf.statements.VENUE_RANKS, limit
         try:
             cut = ox.Store()
             cut.load(serialize(to_rdf(graph), "nt").encode(), format=ox.RdfFormat.N_TRIPLES)
         finally:
-            kg.rdf.VENUE_RANKS = original
+            kg.rdf.statements.VENUE_RANKS = original
         got = {}
         for r in rows(run(cut, "top-concepts-per-venue", ["top=1000"])):
             got.setdefault(r["venue"], []).append((r["concept"], r["papers"]))
@@ -311,10 +315,10 @@ def test_venue_ranks_agree_with_the_graph(graph):
 def test_top_above_ten_ranks_every_concept_it_asks_for():
     """A venue whose 13 concepts have 13, 12, ..., 1 papers: ?top=12 gives the first 12 (the
     query that counted pairs once gave 10, the default, whenever ?top was above it)."""
-    from kg.concepts import merge_concepts
-    from kg.extract import Keyphrase, PaperKeyphrases
-    from kg.graph import build_graph
-    from kg.sources import Paper
+    from kg.concepts.merge import merge_concepts
+    from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
+    from kg.graph.build import build_graph
+    from kg.text.sources import Paper
 
     phrases = ["graph coarsening", "spectral clustering", "kernel regression", "policy gradient", "contrastive pretraining",
                "diffusion sampler", "sparse attention", "bandit feedback", "causal discovery", "weight decay",
@@ -364,10 +368,10 @@ def test_cooccurring_default_is_the_first_100():
     """A concept co-occurring with 130 others (40 in two papers, 90 in one): by default the 100
     with the most shared papers, ties by label (the 40, then the first 60 of the 90); ?top=0 all
     130. The query before ?top returned all 130 and took no ?top."""
-    from kg.concepts import merge_concepts
-    from kg.extract import Keyphrase, PaperKeyphrases
-    from kg.graph import build_graph
-    from kg.sources import Paper
+    from kg.concepts.merge import merge_concepts
+    from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
+    from kg.graph.build import build_graph
+    from kg.text.sources import Paper
 
     hub = "graph coarsening"
     others = [f"method {chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(130)]

@@ -22,7 +22,8 @@ GRAPH = "https://example.org/kg/graph"
 @pytest.fixture(scope="module")
 def oxigraph(tmp_path_factory):
     """``oxigraph serve`` (read-write) over a fresh on-disk store: its base URL."""
-    from kg.serve import _free_port, oxigraph_binary
+    from kg.serve.worker import _free_port
+    from kg.sparql.store import oxigraph_binary
 
     location = tmp_path_factory.mktemp("oxigraph-store")
     port = _free_port()
@@ -71,7 +72,8 @@ def graph_names(url: str) -> set[str]:
 @pytest.fixture(scope="module")
 def nt(tmp_path_factory):
     """The fixture graph as a build writes it: graph.nt (and graph.ttl, for local queries)."""
-    from kg.rdf import serialize, to_rdf
+    from kg.rdf.write import serialize
+    from kg.rdf.statements import to_rdf
 
     folder = tmp_path_factory.mktemp("fixture-build")
     rdf = to_rdf(fixture_graph())
@@ -252,7 +254,7 @@ def test_build_store_through_the_command_line(oxigraph, proxy, tmp_path, project
 
 
 def test_endpoint_errors_are_one_line(oxigraph, project, run_cli, tmp_path):
-    from kg.serve import _free_port
+    from kg.serve.worker import _free_port
 
     dead = f"http://127.0.0.1:{_free_port()}/query"
     refused = run_cli("query", "top-concepts", "--endpoint", dead)
@@ -278,8 +280,8 @@ def test_endpoint_errors_are_one_line(oxigraph, project, run_cli, tmp_path):
 def test_publish_errors_before_anything_is_sent(tmp_path, small_nt):
     import kg
     from kg.errors import InputError, OutputError
-    from kg.remote import shown, store_endpoints
-    from kg.serve import _free_port
+    from kg.sparql.remote import shown, store_endpoints
+    from kg.serve.worker import _free_port
 
     assert store_endpoints("http://h:3030/ds/data").update == "http://h:3030/ds/update"  # Fuseki
     assert store_endpoints("http://h:7878").graph_store == "http://h:7878/store"  # an Oxigraph server

@@ -10,11 +10,12 @@ from rdflib import Graph
 from rdflib.compare import isomorphic
 
 import kg
-from kg.concepts import merge_concepts
-from kg.extract import extract_keyphrases
-from kg.graph import build_graph
-from kg.rdf import serialize, to_rdf
-from kg.sources import read_papers
+from kg.concepts.merge import merge_concepts
+from kg.extract.keyphrases import extract_keyphrases
+from kg.graph.build import build_graph
+from kg.rdf.write import serialize
+from kg.rdf.statements import to_rdf
+from kg.text.sources import read_papers
 
 NASTY = ('<script>alert("x")</script> <img src=x onerror=alert(1)> "double" \'single\' """triple""" \\back\\slash '
          '> < & \u201ccurly\u201d 中文摘要 العربية Ελληνικά \U0001f600 graph neural networks')
@@ -201,7 +202,7 @@ def test_an_output_folder_that_cannot_be_one_is_one_line_and_exit_5_before_any_w
 def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp_path, monkeypatch):
     import sqlite3
 
-    from kg.cache import ExtractionCache
+    from kg.extract.cache import ExtractionCache
     from kg.errors import OutputError
 
     folder = tmp_path / ".cache"

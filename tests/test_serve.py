@@ -26,13 +26,18 @@ import pytest
 
 from fixture_graph import fixture_graph
 
-import kg.serve
+import kg.serve.app
 from kg.errors import InputError, OutputError, QueryError
-from kg.explorer import MAX_CONCEPTS, MAX_PAPERS, Explorer
-from kg.graph import graph_to_json
-from kg.rdf import serialize, to_rdf
-from kg.serve import bound_query, canned_queries, prepare_store, start_server, substitute
-from kg.sparql import list_queries, parse_binding
+from kg.view.explorer import MAX_CONCEPTS, MAX_PAPERS, Explorer
+from kg.graph.io import graph_to_json
+from kg.rdf.write import serialize
+from kg.rdf.statements import to_rdf
+from kg.sparql.catalogue import bound_query, canned_queries
+from kg.sparql.store import prepare_store
+from kg.serve.app import start_server
+from kg.sparql.bindings import substitute
+from kg.sparql.catalogue import list_queries
+from kg.sparql.bindings import parse_binding
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -187,7 +192,7 @@ def test_queries_in_flight_survive_another_query_timing_out(served):
 
 
 def test_big_answers_are_spooled_to_disk_and_sent_whole(served, monkeypatch):
-    monkeypatch.setattr(kg.serve, "_MAX_BUFFER", 4096)
+    monkeypatch.setattr(kg.serve.app, "_MAX_BUFFER", 4096)
     status, headers, body = _get(served.sparql_url + "?" + urllib.parse.urlencode(
         {"query": "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"}), {"Accept": "application/n-triples"})
     assert status == 200 and int(headers["Content-Length"]) == len(body) > 4096
@@ -291,7 +296,7 @@ def test_both_store_loaders_load_every_triple_and_leave_a_readable_store(tmp_pat
     (otherwise) both load, then compact (optimize), the store; it answers queries afterwards."""
     import pyoxigraph as ox
 
-    from kg import serve
+    from kg.sparql import store as serve
 
     build = _write_build(fixture_graph(), tmp_path / "out")
     nt = build / "graph.nt"
@@ -581,7 +586,7 @@ class _Listener:
 
 
 def test_service_endpoints_are_found_however_the_query_is_written():
-    from kg.serve import service_endpoints
+    from kg.sparql.bindings import service_endpoints
 
     assert service_endpoints("SELECT * { SERVICE <http://a/> { ?s ?p ?o } }") == ["http://a/"]
     assert service_endpoints("select * { service   silent\n<http://a/>{} }") == ["http://a/"]
@@ -701,7 +706,7 @@ def test_a_query_past_the_memory_cap_is_stopped_with_503(small_build):
 
 
 def test_max_memory_sizes():
-    from kg.serve import parse_size
+    from kg.serve.worker import parse_size
 
     assert parse_size("4G") == 4 << 30 and parse_size("512m") == 512 << 20 and parse_size("1.5GiB") == 3 << 29
     assert parse_size("0") == 0 and parse_size("1000") == 1000

@@ -11,7 +11,9 @@ from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
 from fixture_graph import P1, P2, fixture_graph
-from kg.rdf import DEFAULT_BASE, KGV, serialize, to_rdf
+from kg.rdf.vocabulary import DEFAULT_BASE, KGV
+from kg.rdf.write import serialize
+from kg.rdf.statements import to_rdf
 
 SHAPES = Path(__file__).resolve().parent.parent / "shapes" / "kg.shacl.ttl"
 KG = Namespace(DEFAULT_BASE)

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from kg.errors import InputError
-from kg.sources import parse_header, paper_id, read_papers
+from kg.text.sources import parse_header, paper_id, read_papers
 
 ABSTRACT_A = "Graph neural networks learn node representations by message passing over edges."
 ABSTRACT_B = "We propose a new optimizer for training large language models with low memory."

@@ -1,4 +1,4 @@
-"""kg.view: the offline HTML page, checked as text and in Debian's headless Chromium."""
+"""kg.view.page: the offline HTML page, checked as text and in Debian's headless Chromium."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from kg.view import render_html
+from kg.view.page import render_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

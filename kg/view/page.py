@@ -7,7 +7,7 @@ with ``cdn_resources="in_line"``).
 
 What is drawn: the whole graph when it has up to `MAX_DRAWN` papers, concepts and venues.
 A bigger graph is drawn bounded, as `kg serve`'s explorer draws it (`bounded_selection`, shared
-with kg.explorer): the `MAX_CONCEPTS` concepts with the most papers, up to `MAX_PAPERS` of their
+with kg.view.explorer): the `MAX_CONCEPTS` concepts with the most papers, up to `MAX_PAPERS` of their
 papers and their venues. The page then also carries a compact index of every node (labels,
 alternative labels, titles, links with scores, abstracts cut to 300 characters: whole ones
 would take a 10,000-paper page past 20 MB) and a search box that finds any node and draws it

@@ -1,4 +1,4 @@
-"""SPARQL over the built graph with Oxigraph (pyoxigraph): named queries, safe bindings, output formats.
+"""SPARQL over the built graph with Oxigraph (pyoxigraph): stores, bound queries, output formats.
 
 ``--bind`` values reach the engine as initial bindings (pyoxigraph's SEP-0007
 substitutions), never as query text, so no value can change a query's structure. In
@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import InputError, QueryError
-
-__all__ = ["QueryResult", "find_query", "list_queries", "load_store", "parse_binding", "run_query", "format_result", "queries_dir"]
+from kg.sparql.bindings import parse_binding
 
 RDF_FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".jsonld": "JSON_LD", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML", ".owl": "RDF_XML"}
 
@@ -35,42 +34,13 @@ class QueryResult:
     kind: str = "select"
 
 
-def queries_dir() -> Path:
-    """The ``queries/`` folder: in the working directory if there is one, else beside the package."""
-    here = Path.cwd() / "queries"
-    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "queries"
-
-
-def list_queries() -> dict[str, str]:
-    """Name -> first comment line of every ``.rq`` file in `queries_dir`."""
-    out = {}
-    for path in sorted(queries_dir().glob("*.rq")):
-        first = next((l.lstrip("# ").strip() for l in path.read_text(encoding="utf-8").splitlines() if l.startswith("#")), "")
-        out[path.stem] = first
-    return out
-
-
-def find_query(name: str | Path) -> Path:
-    """A query file: a path to a ``.rq`` file, or the bare name of one in ``queries/``."""
-    path = Path(name)
-    if path.suffix == ".rq" or path.exists():
-        if not path.is_file():
-            raise QueryError(f"{path}: no such query file")
-        return path
-    candidate = queries_dir() / f"{name}.rq"
-    if candidate.is_file():
-        return candidate
-    known = ", ".join(list_queries()) or "none"
-    raise QueryError(f"no query named {str(name)!r}; known queries: {known}")
-
-
 def persistent_store(graph: str | Path):
     """The on-disk Oxigraph store `kg build` wrote beside *graph* (a build folder or a graph
     file in one), opened read-only, when it is up to date with that folder's ``graph.nt``;
     else None."""
     import pyoxigraph as ox
 
-    from kg.serve import STORE, _SOURCE
+    from kg.sparql.store import _SOURCE, STORE
 
     path = Path(graph)
     folder = path if path.is_dir() else path.parent
@@ -116,36 +86,9 @@ def load_store(graph: str | Path):
     return store
 
 
-_LANG = re.compile(r'^"(.*)"@([A-Za-z]+(?:-[A-Za-z0-9]+)*)$', re.DOTALL)
-
-
-def parse_binding(text: str):
-    """``NAME=VALUE`` -> (name, pyoxigraph term). ``<iri>`` is an IRI, ``"text"@en`` a tagged
-    literal, an integer an ``xsd:integer``, ``"text"`` or anything else a plain string."""
-    import pyoxigraph as ox
-
-    name, sep, value = text.partition("=")
-    name = name.strip().lstrip("?$")
-    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise QueryError(f"--bind {text!r}: write NAME=VALUE, for example --bind label='federated learning'")
-    if value.startswith("<") and value.endswith(">") and len(value) > 2:
-        try:
-            return name, ox.NamedNode(value[1:-1])
-        except ValueError as e:
-            raise QueryError(f"--bind {name}: {value} is not a valid IRI ({e})") from e
-    tagged = _LANG.match(value)
-    if tagged:
-        return name, ox.Literal(tagged.group(1), language=tagged.group(2))
-    if re.fullmatch(r"-?\d+", value):
-        return name, ox.Literal(value, datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        value = value[1:-1]
-    return name, ox.Literal(value)
-
-
 def _value(term: dict) -> str:
     """The text of a SPARQL JSON results term: an IRI, a literal's lexical form, a blank node's
-    label (a quoted triple, RDF 1.2, as its JSON). `kg.remote` reads an endpoint's rows with it too."""
+    label (a quoted triple, RDF 1.2, as its JSON). `kg.sparql.remote` reads an endpoint's rows with it too."""
     value = term["value"]
     return value if isinstance(value, str) else json.dumps(value)
 

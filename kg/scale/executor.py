@@ -152,8 +152,7 @@ class DaskExecutor:
     client: Any  # distributed.Client
 
     def map_partitions(self, fn, parts, **kwargs):
-        from distributed import as_completed
-        from distributed import KilledWorker
+        from distributed import KilledWorker, as_completed
 
         run = uuid.uuid4().hex[:8]
         futures = {
@@ -213,7 +212,7 @@ _load_lock = threading.Lock()
 
 def _packaged_embedder(precision: str):
     """The packaged model, loaded once per process (a worker with several threads too)."""
-    from kg.embed import load_embedder
+    from kg.extract.embed import load_embedder
 
     with _load_lock:
         return load_embedder(precision)
@@ -221,7 +220,7 @@ def _packaged_embedder(precision: str):
 
 def _packaged_nlp():
     """The packaged spaCy pipeline, loaded once per process."""
-    from kg.extract import load_nlp
+    from kg.extract.keyphrases import load_nlp
 
     with _load_lock:
         return load_nlp()
@@ -231,7 +230,7 @@ def extract_partition(items: Sequence[tuple[str, str]], *, settings, embedder=No
     """The keyphrases of one partition of (paper id, document): the task every executor runs.
 
     With no *embedder* (or *nlp*), the packaged one is loaded in this process, once."""
-    from kg.extract import extract_keyphrases
+    from kg.extract.keyphrases import extract_keyphrases
 
     embedder = _packaged_embedder(settings.precision) if embedder is None else embedder
     nlp = _packaged_nlp() if nlp is None else nlp
@@ -241,7 +240,7 @@ def extract_partition(items: Sequence[tuple[str, str]], *, settings, embedder=No
 def rank_partition(tagged: Sequence, *, settings, embedder=None) -> list:
     """The keyphrases of one partition of tagged documents (`kg.extract.tag_documents`), as
     `extract_partition` gives them for the same documents: the half of it after spaCy."""
-    from kg.extract import BATCH_SIZE, rank_tagged
+    from kg.extract.keyphrases import BATCH_SIZE, rank_tagged
 
     embedder = _packaged_embedder(settings.precision) if embedder is None else embedder
     vectors: dict = {}  # shared by the batches, as extract_keyphrases does
@@ -250,7 +249,7 @@ def rank_partition(tagged: Sequence, *, settings, embedder=None) -> list:
 
 
 def _is_packaged(embedder) -> bool:
-    from kg.embed import MODEL_NAME, SentenceEmbedder
+    from kg.extract.embed import MODEL_NAME, SentenceEmbedder
 
     return isinstance(embedder, SentenceEmbedder) and embedder.name == MODEL_NAME
 
@@ -337,7 +336,7 @@ class ModelProcess:
         log = tempfile.TemporaryFile()  # its stderr, for the message if it stops
         try:
             proc = subprocess.Popen(
-                kg_program("kg.executor:_model_process_main", str(down[0]), str(up[1]), precision),
+                kg_program("kg.scale.executor:_model_process_main", str(down[0]), str(up[1]), precision),
                 pass_fds=(down[0], up[1]), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=same_kg_env(),
             )
         except OSError:  # no process left: the caller runs the model itself
@@ -381,7 +380,7 @@ class ModelProcess:
         """The keyphrases of each partition of (paper id, document), in order: spaCy tags it in
         this process (*nlp*, else the packaged pipeline, loaded here while the model loads
         there), the model ranks it there (`rank_partition`), while this process tags the next."""
-        from kg.extract import load_nlp, tag_documents
+        from kg.extract.keyphrases import load_nlp, tag_documents
 
         nlp = nlp or load_nlp()
         pending = False

@@ -1,4 +1,4 @@
-"""The explorer page of ``kg serve``: the view of ``kg build`` (kg.view: pyvis network data,
+"""The explorer page of ``kg serve``: the view of ``kg build`` (kg.view.page: pyvis network data,
 vis-network inlined, plain-text tips), drawn bounded, with a panel around it.
 
 * What is drawn at first is bounded, so the page stays quick on big graphs: the
@@ -30,7 +30,7 @@ from typing import Any
 
 import networkx as nx
 
-from kg import view
+from kg.view import page as view
 
 __all__ = ["Explorer", "MAX_CONCEPTS", "MAX_PAPERS"]
 
@@ -143,11 +143,11 @@ class Explorer:
         return sorted(nodes, key=lambda n: (_KIND_ORDER.get(self.kind[n], 3), n))
 
     def network(self, nodes: list[str], *, degrees: dict[str, int] | None = None) -> dict[str, Any]:
-        """vis-network data of *nodes* and the drawn edges between them, made by pyvis as `kg.view` makes it."""
+        """vis-network data of *nodes* and the drawn edges between them, made by pyvis as `kg.view.page` makes it."""
         from pyvis.edge import Edge
         from pyvis.network import Network
 
-        # The edges kg.view draws (paper-concept, paper-venue, and whatever else it draws), among *nodes*.
+        # The edges kg.view.page draws (paper-concept, paper-venue, and whatever else it draws), among *nodes*.
         edges = view._drawn_edges(self.G.subgraph(nodes), {n: self.kind[n] for n in nodes})
         degree = dict.fromkeys(nodes, 0)
         for u, v, _ in edges:
@@ -376,7 +376,7 @@ _SCRIPT = """(function () {
       d.papers + " of " + plural(s.papers, "paper") + ", " + d.venues + " of " + plural(s.venues, "venue") +
       ". Find the others with the search.";
     [["paper", d.papers], ["concept", d.concepts], ["venue", d.venues]].forEach(function (kn) {
-      const swatch = document.querySelector("#kg-legend .kg-sw-" + kn[0]);  /* the legend of kg.view */
+      const swatch = document.querySelector("#kg-legend .kg-sw-" + kn[0]);  /* the legend of kg.view.page */
       if (swatch && swatch.parentNode.lastChild !== swatch) swatch.parentNode.lastChild.textContent = kn[0] + "s (" + kn[1] + ")";
     });
   }

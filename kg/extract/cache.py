@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from kg.errors import OutputError
-from kg.extract import Keyphrase, PaperKeyphrases
+from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
 
 __all__ = ["ExtractionCache", "document_key"]
 

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kg.clean import clean_text, find_urls, normalize_space
 from kg.errors import InputError
+from kg.text.clean import clean_text, find_urls, normalize_space
 
 __all__ = [
     "Diagnostic",
@@ -562,7 +562,9 @@ def _folder_inputs(folder: Path) -> tuple[list[Path], list[str]]:
 def _is_kg_output(folder: Path) -> bool:
     """Whether *folder* is one `kg build` wrote: it holds the build manifest, or graph.nt beside
     the store or the cache."""
-    from kg.manifest import MANIFEST  # here: kg.manifest imports numpy, which reading needs not
+    from kg.manifest import (
+        MANIFEST,  # here: kg.manifest imports numpy, which reading needs not
+    )
 
     return (folder / ".cache" / MANIFEST).is_file() or (
         (folder / "graph.nt").is_file() and ((folder / "store").is_dir() or (folder / ".cache").is_dir())

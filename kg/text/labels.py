@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kg.acronyms import find_definitions, is_acronym
+from kg.text.acronyms import find_definitions, is_acronym
 
 __all__ = ["method_name", "paper_label"]
 

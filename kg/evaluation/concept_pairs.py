@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kg.concepts import NEAR_DUPLICATE_THRESHOLD, merge_concepts
+from kg.concepts.merge import NEAR_DUPLICATE_THRESHOLD, merge_concepts
 from kg.errors import InputError
 
 __all__ = ["ConceptPair", "PairScores", "memoized", "pair_merged", "read_pairs", "score_pairs", "split_pairs", "sweep_threshold"]

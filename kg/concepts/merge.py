@@ -22,7 +22,7 @@ from functools import lru_cache
 from itertools import accumulate
 from operator import attrgetter
 
-from kg.acronyms import is_acronym
+from kg.text.acronyms import is_acronym
 
 __all__ = [
     "Concept", "ConceptIndex", "NEAR_DUPLICATE_THRESHOLD", "concept_slug", "is_filler", "merge_concepts", "near_duplicate_candidates",

@@ -78,8 +78,8 @@ class GoldDoc:
 
 def document_text(title: str, abstract: str) -> str:
     """Title and abstract joined exactly as `kg.sources.Paper.document` joins them (both cleaned)."""
-    from kg.clean import clean_text
-    from kg.sources import Paper
+    from kg.text.clean import clean_text
+    from kg.text.sources import Paper
 
     return Paper(id="", abstract=abstract, text=clean_text(abstract), title=title or None).document.strip()
 
@@ -257,8 +257,8 @@ def kg_extractor(top_n: int = 15, *, embedder=None, nlp=None, settings=None) -> 
     """kg's own extractor with its default settings (``top_n`` keyphrases per document)."""
     from dataclasses import replace
 
-    from kg.embed import load_embedder
-    from kg.extract import Settings, extract_keyphrases, load_nlp
+    from kg.extract.embed import load_embedder
+    from kg.extract.keyphrases import Settings, extract_keyphrases, load_nlp
 
     settings = replace(settings or Settings(), top_n=top_n)
     embedder = embedder or load_embedder(settings.precision)
@@ -276,7 +276,7 @@ def keybert_extractor(top_n: int = 15, *, embedder=None, batch_size: int = 256) 
     """Plain KeyBERT with its defaults (1-3-grams, English stop words, no MMR) on the packaged model."""
     from keybert import KeyBERT
 
-    from kg.embed import load_embedder
+    from kg.extract.embed import load_embedder
 
     model = KeyBERT(model=(embedder or load_embedder()).model)
 
@@ -448,7 +448,7 @@ def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...],
     if not usable:
         raise InputError(f"{dataset}: no document has gold keyphrases")
     names = ["kg"] + [b for b in dict.fromkeys(baselines) if b != "kg"]
-    from kg.extract import Settings
+    from kg.extract.keyphrases import Settings
 
     extractors = {name: EXTRACTORS[name](max(ks), **({"settings": Settings(precision=precision)} if name == "kg" else {}))
                   for name in names}

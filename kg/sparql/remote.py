@@ -46,9 +46,10 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
 
 from kg.errors import InputError, OutputError, QueryError
+from kg.sparql.bindings import bind_text
 
 __all__ = [
-    "AUTH_ENV", "DEFAULT_BATCH", "PublishReport", "StoreEndpoints", "bind_query", "default_graph_iri",
+    "AUTH_ENV", "DEFAULT_BATCH", "PublishReport", "StoreEndpoints", "default_graph_iri",
     "publish", "query_endpoint", "store_endpoints",
 ]
 
@@ -127,7 +128,7 @@ def store_endpoints(store: str | None = None, update: str | None = None) -> Stor
 def default_graph_iri(base: str | None = None) -> str:
     """The named graph a build is published into: its base IRI + ``graph``
     (``https://example.org/kg/graph`` by default)."""
-    from kg.rdf import DEFAULT_BASE
+    from kg.rdf.vocabulary import DEFAULT_BASE
 
     return (base or DEFAULT_BASE) + "graph"
 
@@ -360,23 +361,6 @@ def _drop(endpoints: StoreEndpoints, tmp: str, *, auth, timeout: float) -> str:
 # Querying
 
 
-def bind_query(text: str, bindings: Mapping[str, object] | Iterable[str] = ()) -> str:
-    """*text* with *bindings* (``NAME=VALUE`` strings as ``kg query --bind`` takes them, or name ->
-    pyoxigraph term) written in as SPARQL terms, by `kg.serve.substitute`."""
-    from kg.serve import query_variables, substitute
-    from kg.sparql import parse_binding
-
-    terms = dict(bindings) if isinstance(bindings, Mapping) else dict(parse_binding(b) for b in bindings)
-    terms = {k.lstrip("?$"): v for k, v in terms.items()}
-    if not terms:
-        return text
-    unknown = sorted(set(terms) - query_variables(text))
-    if unknown:
-        name = unknown[0]
-        raise QueryError(f"--bind {name}: this query takes no ?{name} (its first comment lines say which it takes)")
-    return substitute(text, terms)
-
-
 def _with_default_graphs(url: str, graphs: Sequence[str]) -> str:
     if not graphs:
         return url
@@ -400,7 +384,7 @@ def _json_term(term: dict) -> dict:
 
 
 def _json_result(data: dict):
-    from kg.sparql import QueryResult, _value
+    from kg.sparql.engine import QueryResult, _value
 
     if "boolean" in data:
         return QueryResult(boolean=bool(data["boolean"]), kind="ask")
@@ -413,7 +397,7 @@ def _json_result(data: dict):
 def _rdf_result(body: bytes, ctype: str):
     import pyoxigraph as ox
 
-    from kg.sparql import QueryResult
+    from kg.sparql.engine import QueryResult
 
     fmt = ox.RdfFormat.from_media_type(ctype)
     if fmt is None:
@@ -433,12 +417,12 @@ def query_endpoint(
 ):
     """Run the SPARQL *query* text at the endpoint *url* (SPARQL 1.1 Protocol, POST); a `QueryResult`.
 
-    *bind* as in `bind_query`; *default_graph* names the graph(s) the query's default graph is
+    *bind* as in `kg.sparql.bindings.bind_text`; *default_graph* names the graph(s) the query's default graph is
     (``default-graph-uri``), e.g. the named graph `publish` loaded. Raises `QueryError` with the
     server's message when the endpoint refuses the query or cannot be reached.
     """
     _check_url(url, "--endpoint")
-    text = bind_query(query, bind)
+    text = bind_text(query, bind)
     graphs = [default_graph] if isinstance(default_graph, str) else list(default_graph)
     target = _with_default_graphs(url, graphs)
     headers = {

@@ -1,13 +1,10 @@
-"""RDF view of the graph, with rdflib and standard vocabularies.
+"""The RDF view of the graph: every statement, made in one place as N-Triples text.
 
 Papers are ``schema:ScholarlyArticle``; concepts ``skos:Concept`` in one
 ``skos:ConceptScheme`` with ``skos:prefLabel``/``skos:altLabel``; ``dcterms:subject`` links a
 paper to each of its concepts; each link is also a ``kgv:KeyphraseAssignment`` (a
 ``prov:Entity``) that keeps its phrase, score and rank and the extraction activity and
-model that produced it (PROV-O). Venues are ``schema:CreativeWorkSeries``; each one's
-`VENUE_RANKS` concepts with the most papers there are ``kgv:VenueConcept`` nodes (count, rank).
-Each concept, paper and venue has a ``kgv:word`` link to each word of its lowercase labels (a
-``kg:word/...`` node with its ``kgv:text``): the word index that ``queries/search.rq`` reads.
+model that produced it (PROV-O). docs/model.md has the whole model.
 """
 
 from __future__ import annotations
@@ -16,93 +13,25 @@ import heapq
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
 from decimal import Decimal
 from itertools import chain
 from operator import itemgetter
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import networkx as nx
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
-from rdflib.namespace import DCTERMS, PROV, SDO, SKOS, DefinedNamespace
+from rdflib.namespace import DCTERMS, PROV, SDO, SKOS
 
-from kg.errors import KGError
-
-__all__ = ["DEFAULT_BASE", "VENUE_RANKS", "KGV", "to_rdf", "serialize", "FORMATS", "check_base", "statements", "rdf_files", "write_rdf", "prefixes"]
-
-DEFAULT_BASE = "https://example.org/kg/"
-FORMATS = {"graph.nt": "nt", "graph.ttl": "turtle", "graph.jsonld": "json-ld"}  # in the order write_rdf writes them
-VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
-CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net", "gitee.com")
-
-
-class KGV(DefinedNamespace):
-    """kg's own small vocabulary, for what schema.org, SKOS and PROV-O do not say."""
-
-    _NS = Namespace("https://example.org/kg/vocab#")
-    _fail = True
-
-    KeyphraseAssignment: URIRef
-    paper: URIRef
-    concept: URIRef
-    phrase: URIRef
-    score: URIRef
-    rank: URIRef
-    paperCount: URIRef
-    cleanAbstract: URIRef
-    source: URIRef
-    sourceId: URIRef
-    settings: URIRef
-    sha256: URIRef
-    ConceptRelation: URIRef
-    relates: URIRef
-    cooccurrences: URIRef
-    association: URIRef
-    labelKey: URIRef
-    paperCountWithNarrower: URIRef
-    conceptCount: URIRef
-    VenueConcept: URIRef
-    venue: URIRef
-    venuePaperCount: URIRef
-    word: URIRef
-    text: URIRef
-
-
-def check_base(base: str) -> str:
-    """An absolute http(s) base IRI ending in ``/`` or ``#``."""
-    parts = urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc or not base.endswith(("/", "#")) or any(c in base for c in ' <>"{}|\\^`'):
-        raise KGError(f"base IRI {base!r} is not an absolute http(s) IRI ending in '/' or '#'; give one such as {DEFAULT_BASE}")
-    return base
-
-
-def _iri(url: str):
-    """A URL from an abstract as a valid IRI (characters IRIs forbid are percent-encoded);
-    one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal.
-    Oxigraph terms (``NamedNode`` or ``Literal``)."""
-    import pyoxigraph as ox
-
-    url = re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", url)  # a stray % is a literal percent sign
-    parts = urlsplit(url)
-    safe = "/:@!$&'()*+,;=%~-._"
-    iri = urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
-                      quote(parts.fragment, safe=safe + "?")))
-    try:
-        return ox.NamedNode(iri)  # the strict RFC 3987 check
-    except ValueError:
-        return ox.Literal(url, datatype=ox.NamedNode(str(XSD.anyURI)))
-
-
-def _is_code(url: str) -> bool:
-    host = urlsplit(url).netloc.lower().removeprefix("www.")
-    return host in CODE_HOSTS
-
-
-def prefixes(base: str) -> dict[str, str]:
-    """The prefixes of every RDF output: the standard vocabularies, ``kgv:`` and ``kg:`` (*base*)."""
-    return {"schema": str(SDO), "skos": str(SKOS), "dcterms": str(DCTERMS), "prov": str(PROV), "xsd": str(XSD),
-            "rdfs": str(RDFS), "kgv": str(KGV._NS), "kg": base}
+from kg.rdf.vocabulary import (
+    DEFAULT_BASE,
+    KGV,
+    VENUE_RANKS,
+    _iri,
+    _is_code,
+    check_base,
+    prefixes,
+)
 
 
 def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[tuple[Any, Any]]]]:
@@ -213,7 +142,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
     """The groups of `statements`, each term written as its N-Triples text, each group as
     (subject, predicates, objects) (groups of the same kind share their tuple of predicates),
     and the `_Terms` those texts stand for."""
-    from kg.graph import papers_under
+    from kg.graph.stats import papers_under
 
     terms = _Terms()
     N, text, tagged, typed = terms.iri, terms.text, terms.tagged, terms.typed
@@ -415,243 +344,3 @@ def to_rdf(G: nx.Graph, *, base: str | None = None) -> Graph:
         for p, o in about:
             g.add((subject, _rdflib_term(p), _rdflib_term(o)))
     return g
-
-
-def rdf_files(G: nx.Graph, *, base: str | None = None) -> dict[str, bytes]:
-    """The text (UTF-8) of each RDF output file of *G*: ``graph.ttl``, ``graph.nt`` and
-    ``graph.jsonld``: the N-Triples and Turtle that Oxigraph's serializers write (and kg's
-    compact JSON-LD) of `statements`, without building an rdflib graph. The same graph gives
-    the same bytes."""
-    out = in_memory(lambda open_output: write_rdf(G, open_output, base=base))
-    return {name: out[name] for name in FORMATS}
-
-
-def in_memory(write: Callable[[Callable], None]) -> dict[str, bytes]:
-    """What *write* writes, by file name, when it is handed an ``open_output(name)`` context
-    manager that gives in-memory binary files (the writers of `write_rdf`'s kind)."""
-    import io
-    from contextlib import contextmanager
-
-    out: dict[str, bytes] = {}
-
-    @contextmanager
-    def open_output(name: str):
-        buffer = io.BytesIO()
-        yield buffer
-        out[name] = buffer.getvalue()
-
-    write(open_output)
-    return out
-
-
-def write_rdf(G: nx.Graph, open_output, *, base: str | None = None, written: Callable[[str], None] | None = None) -> None:
-    """Write each RDF output file of *G* (`rdf_files`), one after the other (``graph.nt``
-    first), to the binary file that ``open_output(name)`` (a context manager) gives: no file's
-    text is held whole in memory (at 10,000 papers the three come to ~400 MB). *written* is
-    called with each file's name once it is written (a store can load ``graph.nt`` meanwhile)."""
-    base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
-    groups, terms = _statement_groups(G, base)
-    names = prefixes(base)
-    writers = {
-        "graph.ttl": lambda f: _turtle(groups, terms, names, f),
-        "graph.nt": lambda f: _ntriples(groups, f),
-        "graph.jsonld": lambda f: _jsonld(groups, terms, names, f),
-    }
-    for name in FORMATS:
-        with open_output(name) as f:
-            writers[name](f)
-        if written is not None:
-            written(name)
-
-
-def _chunks(groups: list[_Group], size: int = 2000):
-    """*groups* in consecutive slices of *size*: the writers join and write a slice at a time."""
-    for start in range(0, len(groups), size):
-        yield groups[start:start + size]
-
-
-def _literally(text: str) -> str:
-    """*text* as a literal part of a %-format template."""
-    return text.replace("%", "%%")
-
-
-def _ntriples(groups: list[_Group], f) -> None:
-    """Write the statement *groups* (terms as N-Triples text) to *f* as N-Triples: a triple a
-    line, as Oxigraph's serializer writes them."""
-    for chunk in _chunks(groups):
-        f.write("".join([f"{s} {p} {o} .\n" for s, ps, os in chunk for p, o in zip(ps, os)]).encode("utf-8"))
-
-
-def _turtle(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> None:
-    """Write to *f* the Turtle that Oxigraph's serializer writes for the triples of the statement
-    *groups* with the *names* prefixes, its ``@prefix`` lines in name order (Oxigraph's own
-    order is that of a hash map).
-
-    Oxigraph writes each IRI and typed literal (`_turtle_forms` asks it for them all at once)
-    and each plain or language-tagged literal as in N-Triples; its layout is kept here: a
-    subject's next predicate after `` ;`` on a new line with a tab, a repeated predicate's
-    next object after `` , ``, a subject's last statement ended by `` .``. The text of a
-    group's statements comes from a template made once for its predicates."""
-    forms, head = _turtle_forms(terms, names)
-    predicates: dict[str, str] = {}
-
-    def template(ps: tuple[str, ...], last: str | None) -> str:
-        """The text of statements of *ps* after their subject's, %s for each object; *last*:
-        the predicate of the statement just before of the same subject, if any."""
-        parts = []
-        for p in ps:
-            if p == last:
-                parts.append(" , %s")
-                continue
-            if p not in predicates:
-                predicates[p] = _literally(_turtle_predicate(terms.term(p), names))
-            parts.append((" ;\n\t" if last is not None else " ") + predicates[p] + " %s")
-            last = p
-        return "".join(parts)
-
-    templates: dict[tuple[str, ...], str] = {}
-    get = forms.get
-    last_s = last_p = None
-    for chunk in _chunks(groups):
-        out = []
-        for s, ps, os in chunk:
-            if not ps:
-                continue
-            if s == last_s:  # the subject goes on (each has one group: not from `_statement_groups`)
-                out.append(template(ps, last_p) % (*map(get, os, os),))
-            else:
-                found = templates.get(ps)
-                if found is None:
-                    found = templates[ps] = "%s" + template(ps, None)
-                out += (" .\n" if last_s is not None else head, found % (get(s, s), *map(get, os, os)))
-            last_s, last_p = s, ps[-1]
-        f.write("".join(out).encode("utf-8"))
-    f.write(b" .\n" if last_s is not None else b"\n")
-
-
-def _turtle_forms(terms: _Terms, names: dict[str, str]) -> tuple[dict[str, str], str]:
-    """The Turtle text Oxigraph writes for each IRI and typed literal of *terms* (by N-Triples
-    text) under the *names* prefixes, and its ``@prefix`` lines (sorted) with the empty line
-    after them: all from one Turtle serialization of a triple for each term, one subject and two
-    predicates by turns, so that each term ends up on a line of its own."""
-    import pyoxigraph as ox
-
-    asked = [*terms.iris, *(key for key in terms.literals if key.endswith(">"))]  # a typed literal's ends with its datatype
-    nt = "".join([f"<urn:kg:s> <urn:kg:p{i & 1}> {key} .\n" for i, key in enumerate(asked)]).encode("utf-8")
-    out = ox.serialize(ox.parse(nt, format=ox.RdfFormat.N_TRIPLES, lenient=True), format=ox.RdfFormat.TURTLE, prefixes=names)
-    *lines, body = out.decode("utf-8").split("\n", len(names))
-    pieces = re.split(r" ;\n\t<urn:kg:p[01]> ", body.removeprefix("<urn:kg:s> <urn:kg:p0> ").removesuffix(" .\n"))
-    if not all(line.startswith("@prefix ") for line in lines) or len(pieces) != len(asked) \
-            or not body.startswith("<urn:kg:s> <urn:kg:p0> "):
-        raise KGError("unexpected Turtle from pyoxigraph: not the @prefix lines and then one term a line")
-    return dict(zip(asked, pieces)), "".join(line + "\n" for line in sorted(lines)) + "\n"
-
-
-def _turtle_predicate(p, names: dict[str, str]) -> str:
-    """The Turtle text Oxigraph writes for the predicate *p* (an Oxigraph ``NamedNode``)."""
-    import pyoxigraph as ox
-
-    out = ox.serialize([ox.Triple(ox.NamedNode("urn:kg:s"), p, ox.NamedNode("urn:kg:o"))], format=ox.RdfFormat.TURTLE, prefixes=names)
-    line = out.decode("utf-8").split("\n")[len(names)]
-    return line.removeprefix("<urn:kg:s> ").removesuffix(" <urn:kg:o> .")
-
-
-def _jsonld(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> None:
-    """Write to *f* compact JSON-LD of the statement *groups*: a ``@context`` of the *names* prefixes and one
-    node object a line in ``@graph``. Integers are JSON numbers; other typed literals say their type.
-
-    A node object is the text the JSON encoder writes for it (keys sorted, no spaces, each
-    key's values in a list), put together from the JSON text of each term's value by a
-    template made once for its predicates."""
-    from kg.graph import json_encoder
-
-    encode = json_encoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    quote = json.encoder.encode_basestring  # what `encode` writes for a str
-    compact = _compactor(names)
-    literals, iris = terms.literals, terms.iris
-    rdf_type = f"<{RDF.type}>"
-
-    class Values(dict):
-        """The JSON text of each term's value, made when first asked for."""
-
-        def __missing__(self, key: str) -> str:
-            if key in iris:
-                self[key] = text = '{"@id":' + quote(compact(key[1:-1])) + "}"  # as `encode` writes {"@id": ...}
-                return text
-            value, language, datatype = literals[key]
-            if language is not None:
-                text = encode({"@value": value, "@language": language})
-            elif datatype == _XSD_INTEGER and re.fullmatch(r"-?[1-9][0-9]{0,14}|0", value):
-                text = encode(int(value))
-            else:
-                text = encode({"@value": value, "@type": compact(datatype)})
-            self[key] = text
-            return text
-
-    values = Values({key: quote(value) for key, (value, language, datatype) in literals.items()
-                     if language is None and datatype is None})  # strings, most read once: at C speed
-    ids: dict[str, str] = {}  # IRI -> the JSON text of its compact form (as an @type)
-
-    def template(ps: tuple[str, ...]) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
-        """The node object of statements of *ps*: its text with %s for each value, the
-        values' places among (@id, object of each statement), and the places of the rdf:type
-        statements' objects (whose value is written as an @type)."""
-        fields: dict[str, list[int]] = {"@id": [0]}
-        for i, p in enumerate(ps, 1):
-            fields.setdefault("@type" if p == rdf_type else compact(p[1:-1]), []).append(i)
-        fields = dict(sorted(fields.items()))
-        text = ",".join(['"@id":%s' if key == "@id" else f"{_literally(encode(key))}:[{','.join(['%s'] * len(at))}]"
-                         for key, at in fields.items()])
-        return "{" + text + "}", tuple(chain.from_iterable(fields.values())), tuple(fields.get("@type", ()))
-
-    templates: dict[tuple[str, ...], tuple[str, tuple[int, ...], tuple[int, ...]]] = {}
-    head = encode({"@context": dict(sorted(names.items()))})
-    f.write((head[:-1] + ',"@graph":[').encode("utf-8"))
-    separator = "\n"
-    for chunk in _chunks(groups):
-        out = []
-        for s, ps, os in chunk:
-            found = templates.get(ps)
-            if found is None:
-                found = templates[ps] = template(ps)
-            text, places, types = found
-            texts = [quote(compact(s[1:-1])), *map(values.__getitem__, os)]
-            for i in types:
-                o = os[i - 1]
-                texts[i] = ids.get(o) or ids.setdefault(o, quote(compact(o[1:-1])))
-            out += (separator, text % (*map(texts.__getitem__, places),))
-            separator = ",\n"
-        f.write("".join(out).encode("utf-8"))
-    f.write(b"\n\n]}\n" if separator == "\n" else b"\n]}\n")
-
-
-def _compactor(names: dict[str, str]) -> Callable[[str], str]:
-    """A function that writes an IRI as ``prefix:local`` under the longest of the *names*
-    namespaces it extends, else as it is."""
-    by_length = sorted(names.items(), key=lambda kv: -len(kv[1]))
-    longest = re.compile("|".join(re.escape(ns) for _, ns in by_length)).match  # alternatives are tried in order
-    prefix_of = {ns: prefix for prefix, ns in reversed(by_length)}  # the first of two names of one namespace
-
-    def compact(iri: str) -> str:
-        found = longest(iri)
-        if found is None:
-            return iri
-        if found.end() < len(iri):
-            return f"{prefix_of[found.group()]}:{iri[found.end():]}"
-        for prefix, ns in by_length:  # the IRI of a namespace itself
-            if iri.startswith(ns) and len(iri) > len(ns):
-                return f"{prefix}:{iri[len(ns):]}"
-        return iri
-
-    return compact
-
-
-def serialize(g: Graph, fmt: str) -> str:
-    """Text of *g* in an rdflib format, stable from run to run (N-Triples lines sorted)."""
-    if fmt in ("nt", "ntriples", "nt11"):
-        lines = sorted(set(g.serialize(format="nt").splitlines()) - {""})
-        return "\n".join(lines) + "\n"
-    if fmt == "json-ld":
-        context = {prefix: str(uri) for prefix, uri in g.namespaces()}
-        return g.serialize(format="json-ld", context=context, indent=1, sort_keys=True)
-    return g.serialize(format=fmt)

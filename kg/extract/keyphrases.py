@@ -18,9 +18,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from kg.acronyms import find_definitions, is_acronym, strip_definitions
-from kg.concepts import is_filler
+from kg.concepts.merge import is_filler
 from kg.errors import ModelError
+from kg.text.acronyms import find_definitions, is_acronym, strip_definitions
 
 __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "candidates_of", "extract_keyphrases", "load_nlp",
            "rank_tagged", "tag_documents"]

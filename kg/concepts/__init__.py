@@ -1,0 +1,1 @@
+"""Concepts: keyphrases normalized and merged (variants, acronyms, near duplicates), broader concepts."""

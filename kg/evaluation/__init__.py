@@ -1,0 +1,1 @@
+"""Evaluation: keyphrases against gold sets (kg eval), and the concept-pair merge against labels."""

@@ -1,0 +1,209 @@
+"""The knowledge graph: papers, concepts and venues in one networkx graph.
+
+This graph is kg's single in-memory model; RDF (`kg.rdf`) and HTML (`kg.view`) are views
+of it. Node and edge attributes are documented in ``docs/model.md``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+
+import networkx as nx
+
+from kg.concepts.merge import ConceptIndex
+from kg.extract.keyphrases import PaperKeyphrases
+from kg.text.sources import Paper, Source
+
+
+def paper_node(paper_id: str) -> str:
+    return f"paper:{paper_id}"
+
+
+def concept_node(concept_id: str) -> str:
+    return f"concept:{concept_id}"
+
+
+def venue_slug(venue: str) -> str:
+    ascii_venue = unicodedata.normalize("NFKD", venue).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_venue.lower()).strip("-")
+    if not slug or slug != ascii_venue.lower().replace(" ", "-"):
+        import hashlib
+
+        slug = f"{slug or 'v'}-{hashlib.sha1(venue.encode()).hexdigest()[:8]}"
+    return slug
+
+
+def venue_node(venue: str) -> str:
+    return f"venue:{venue_slug(venue)}"
+
+
+def source_ref(source: Source) -> str:
+    if source.paragraph is not None:
+        return f"{source.file}#paragraph={source.paragraph}"
+    return f"{source.file}#row={source.row}"
+
+
+def build_graph(
+    papers: Sequence[Paper],
+    keyphrases: Sequence[PaperKeyphrases],
+    index: ConceptIndex,
+    labels: Mapping[str, str],
+    *,
+    metadata: Mapping[str, object] | None = None,
+) -> nx.Graph:
+    """The graph of *papers*, their *keyphrases* joined to concepts by *index*.
+
+    >>> from kg.text.sources import Paper
+    >>> from kg.extract.keyphrases import PaperKeyphrases, Keyphrase
+    >>> from kg.concepts.merge import merge_concepts
+    >>> p = Paper("p1", "Graph neural networks.", "Graph neural networks.", venue="ICML", year=2026)
+    >>> k = PaperKeyphrases("p1", (Keyphrase("graph neural networks", 0.9, 1),))
+    >>> g = build_graph([p], [k], merge_concepts([("p1", ["graph neural networks"], ())]), {"p1": "GNN"})
+    >>> sorted(g.nodes)
+    ['concept:graph-neural-network', 'paper:p1', 'venue:icml']
+    """
+    G = nx.Graph()
+    G.graph.update(dict(metadata or {}))
+    concept_nodes: dict[str, str] = {}  # concept id -> its node, the very key of G's dicts
+    for c in index.concepts:
+        node = concept_nodes[c.id] = concept_node(c.id)
+        G.add_node(node, kind="concept", label=c.label, alt_labels=list(c.alt_labels), papers=len(c.papers), key=c.key,
+                   broader=[concept_node(b) for b in c.broader])
+    paper_nodes: dict[str, str] = {}  # paper id -> its node
+    for p in papers:
+        node = paper_nodes[p.id] = paper_node(p.id)
+        G.add_node(
+            node,
+            kind="paper",
+            label=labels.get(p.id, p.id),
+            title=p.title,
+            abstract=p.abstract,
+            text=p.text,
+            venue=p.venue,
+            year=p.year,
+            urls=list(p.urls),
+            sources=[source_ref(s) for s in p.sources],
+            source_id=p.source_id,
+        )
+        if p.venue:
+            v = venue_node(p.venue)
+            if v not in G:
+                G.add_node(v, kind="venue", label=p.venue)
+            G.add_edge(node, v, kind="venue", year=p.year)
+    # The ~120,000 paper-concept edges of 10,000 papers go straight into the adjacency, as
+    # add_edge would put them (one data dict at both ends), without its checks.
+    adj, assignment = G._adj, index.assignment
+    concepts_of: dict[str, list[str]] = {}  # paper node -> its concept nodes
+    for found in keyphrases:
+        node = paper_nodes.get(found.paper_id) or paper_node(found.paper_id)
+        linked = None
+        for k in found.keyphrases:
+            target = concept_nodes.get(assignment.get((found.paper_id, k.phrase)))
+            if target is None:
+                continue
+            if linked is None:
+                if node not in adj:  # a paper not among *papers*
+                    raise KeyError(f"{node}: no such paper")
+                linked = adj[node]
+            if target in linked:  # two phrases of one paper joined one concept: keep the best
+                continue
+            linked[target] = adj[target][node] = {"kind": "subject", "score": k.score, "rank": k.rank, "phrase": k.phrase}
+            concepts_of.setdefault(node, []).append(target)
+    nodes = G._node
+    for node in concept_nodes.values():  # paper counts as linked in the graph (only papers link to concepts yet)
+        nodes[node]["papers"] = len(adj[node])
+    # A broader concept implied by its narrower ones, none of whose papers stayed linked, goes.
+    referenced = {b for node in concept_nodes.values() for b in nodes[node]["broader"]}
+    removed = set()
+    for c in index.concepts:
+        node = concept_nodes[c.id]
+        if not c.papers and node not in referenced:
+            G.remove_node(node)
+            removed.add(node)
+    if removed:
+        concepts_of = {p: [c for c in found if c not in removed] for p, found in concepts_of.items()}
+    _add_cooccurrence(G, concepts_of)
+    return G
+
+
+def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None:
+    """Concept-concept edges with the number of papers that share both (the bipartite
+    projection of *concepts_of*, each paper's concept nodes), marked as `_related` says.
+
+    The pairs are counted with numpy, and the edges added in the order of their sorted
+    (concept, concept) pairs, so each concept's new neighbours follow in sorted order."""
+    import numpy as np
+
+    names = sorted({c for found in concepts_of.values() for c in found})
+    position = {c: i for i, c in enumerate(names)}  # in sorted order, as the pairs are
+    by_size: dict[int, list[list[int]]] = {}  # a paper's sorted concept positions, by their number
+    for found in concepts_of.values():
+        if len(found) >= 2:
+            by_size.setdefault(len(found), []).append(sorted(map(position.__getitem__, found)))
+    if not by_size:
+        return
+    n = len(names)
+    codes = []  # each pair (a, b), a < b, within a paper as a * n + b
+    for size, rows in by_size.items():
+        first, second = np.triu_indices(size, 1)
+        rows = np.array(rows, dtype=np.int64)
+        codes.append((rows[:, first] * n + rows[:, second]).ravel())
+    codes, count = np.unique(np.concatenate(codes), return_counts=True)
+    first, second = np.divmod(codes, n)
+    papers = np.array([G.nodes[c]["papers"] for c in names], dtype=np.int64)
+    # count / sqrt(papers_a * papers_b) as Python computes it (IEEE division and square root),
+    # rounded by Python's round (decimal-exact, unlike numpy's) once per distinct value
+    exact, which = np.unique(count / np.sqrt(papers[first] * papers[second]), return_inverse=True)
+    association = np.array([round(x, 4) for x in exact.tolist()])[which.ravel()]
+    related = _related(first, second, count, association)
+    data = [{"kind": "cooccurs", "count": c, "association": s, "related": r}
+            for c, s, r in zip(count.tolist(), association.tolist(), related.tolist())]
+    # New edges between nodes of G, put in as add_edges_from would (sorted pair by pair, one data
+    # dict at both ends) but a concept at a time: the concepts before it in sorted order (its
+    # pairs as the second), then those after it (its pairs as the first, consecutive).
+    by_second = np.argsort(second, kind="stable")
+    before = [names[i] for i in first[by_second].tolist()]
+    before_data = [data[i] for i in by_second.tolist()]
+    after = [names[i] for i in second.tolist()]
+    bounds = np.arange(n + 1)
+    ends_before = np.searchsorted(second[by_second], bounds).tolist()
+    ends_after = np.searchsorted(first, bounds).tolist()
+    adj = G._adj
+    for i, name in enumerate(names):
+        neighbours = adj[name]
+        b0, b1, a0, a1 = ends_before[i], ends_before[i + 1], ends_after[i], ends_after[i + 1]
+        if b0 < b1:
+            neighbours.update(zip(before[b0:b1], before_data[b0:b1]))
+        if a0 < a1:
+            neighbours.update(zip(after[a0:a1], data[a0:a1]))
+
+
+RELATED_MIN_COOCCURRENCES = 2
+RELATED_PER_CONCEPT = 5
+
+
+def _related(first, second, count, association):
+    """Which `cooccurs` edges make two concepts related (``skos:related``): a boolean array over
+    the edges, given as arrays of their two concepts' positions in sorted order (*first*,
+    *second*), *count* and *association*. Related means shared by at least
+    `RELATED_MIN_COOCCURRENCES` papers, and among the `RELATED_PER_CONCEPT` strongest associations
+    of one of the two concepts (then most papers, then the other concept first in sorted order).
+    The association is the cosine of their paper sets, ``count / sqrt(papers_u * papers_v)``
+    (1 when every paper of each has the other too), 4 decimals."""
+    import numpy as np
+
+    related = np.zeros(len(count), dtype=bool)
+    strong = np.flatnonzero(count >= RELATED_MIN_COOCCURRENCES)
+    if not len(strong):
+        return related
+    edge = np.concatenate([strong, strong])  # each strong edge, ranked at both of its concepts
+    concept = np.concatenate([first[strong], second[strong]])
+    other = np.concatenate([second[strong], first[strong]])
+    order = np.lexsort((other, -count[edge], -association[edge], concept))
+    concept, edge = concept[order], edge[order]
+    start = np.flatnonzero(np.r_[True, concept[1:] != concept[:-1]])  # each concept's first row
+    rank = np.arange(len(concept)) - np.repeat(start, np.diff(np.r_[start, len(concept)]))
+    related[edge[rank < RELATED_PER_CONCEPT]] = True
+    return related

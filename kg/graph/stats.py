@@ -1,0 +1,194 @@
+"""Figures of the graph (``stats.json``): counts, sharing, components, papers under a concept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Iterator, Mapping
+
+import networkx as nx
+
+
+def papers_of(G: nx.Graph, concept: str) -> list[str]:
+    return sorted(n for n in G[concept] if G.nodes[n]["kind"] == "paper")
+
+
+def top_concepts(G: nx.Graph, n: int = 10) -> list[tuple[str, str, int]]:
+    """(node, label, papers) of the *n* concepts with the most papers."""
+    rows = [(node, d["label"], d["papers"]) for node, d in G.nodes(data=True) if d["kind"] == "concept"]
+    return sorted(rows, key=lambda r: (-r[2], r[1]))[:n]
+
+
+def graph_stats(G: nx.Graph) -> dict[str, object]:
+    """Figures of a paper-concept graph (paper-concept links only)."""
+    nodes, adj = G._node, G._adj  # read straight rather than through networkx's views
+    papers = [n for n, d in nodes.items() if d["kind"] == "paper"]
+    concepts = [n for n, d in nodes.items() if d["kind"] == "concept"]
+    subject, edges, cooccurs, related = [], 0, 0, 0
+    for u, v, d in _edges(G):
+        edges += 1
+        kind = d["kind"]
+        if kind == "cooccurs":
+            cooccurs += 1
+            if d.get("related"):
+                related += 1
+        elif kind == "subject":
+            subject.append((u, v))
+    # Each paper's and concept's neighbours over the paper-concept links (then the broader
+    # links), in the order of an nx.Graph of them: papers, concepts, then any other node met.
+    linked: dict[str, list[str]] = {n: [] for n in papers + concepts}
+    for u, v in subject:
+        if u not in linked:
+            linked[u] = []
+        if v not in linked:
+            linked[v] = []
+        linked[u].append(v)
+        linked[v].append(u)
+    shared = [c for c in concepts if len(linked[c]) >= 2]
+    connected_papers = {p for c in shared for p in linked[c]}
+    # Papers that meet another paper at a concept or at a broader concept above theirs.
+    ancestors = _ancestry(G)
+    reach = _papers_under(G, subject, ancestors, set(papers))
+    wide = {a for a, members in reach.items() if len(members) >= 2}
+    meeting = {p for a in wide for p in reach[a]}
+    # Concepts that two or more papers reach (directly or through narrower concepts), or that
+    # hang below such a concept.
+    anchored = sum(1 for c in concepts if not wide.isdisjoint(ancestors(c)))
+    broader_links = 0
+    for c in concepts:
+        broader = nodes[c].get("broader", [])
+        if broader:
+            broader_links += len(broader)
+            linked[c].extend(broader)
+            for b in broader:
+                if b not in linked:
+                    linked[b] = []
+                linked[b].append(c)
+    components, largest = _components(linked)
+    papers_in_largest = sum(1 for p in papers if p in largest)
+    return {
+        "papers": len(papers),
+        "concepts": len(concepts),
+        "venues": sum(1 for d in nodes.values() if d["kind"] == "venue"),
+        "edges": edges,
+        "paper_concept_edges": len(subject),
+        "cooccurrence_edges": cooccurs,
+        "related_edges": related,
+        "shared_concepts": len(shared),
+        "papers_sharing_a_concept": len(connected_papers),
+        "papers_sharing_a_concept_or_broader": len(meeting),
+        "concepts_shared_or_under_shared_broader": round(anchored / len(concepts), 4) if concepts else 0.0,
+        "broader_links": broader_links,
+        "papers_without_concepts": sum(1 for p in papers if not linked[p]),
+        "connected_components": components,
+        "largest_component_paper_share": round(papers_in_largest / len(papers), 4) if papers else 0.0,
+    }
+
+
+def _components(neighbours: Mapping[str, list[str]]) -> tuple[int, set[str]]:
+    """The number of connected components of the graph given as *neighbours* lists, and the
+    largest of them (the first, in the order of its first node, among equally large ones)."""
+    seen: set[str] = set()
+    components, largest = 0, set()
+    for source in neighbours:
+        if source in seen:
+            continue
+        component, todo = {source}, [source]
+        while todo:
+            for n in neighbours[todo.pop()]:
+                if n not in component:
+                    component.add(n)
+                    todo.append(n)
+        seen |= component
+        components += 1
+        if len(component) > len(largest):
+            largest = component
+    return components, largest
+
+
+def papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]] | None = None) -> dict[str, set[str]]:
+    """For each concept some paper reaches, the papers linked to it or to a concept below it
+    (``skos:broader``, transitively). *subject*: G's paper-concept edges, if the caller has them."""
+    if subject is None:
+        subject = _subject_edges(G)
+    return _papers_under(G, subject, _ancestry(G))
+
+
+def _edges(G: nx.Graph) -> Iterator[tuple]:
+    """``G.edges(data=True)``: each edge once, (u, v, data), in the same order and orientation,
+    read from the adjacency rather than through networkx's views (a 10,000-paper graph has
+    ~700,000 edges)."""
+    seen = set()
+    for u, nbrs in G._adj.items():
+        for v, d in nbrs.items():
+            if v not in seen:
+                yield u, v, d
+        seen.add(u)
+
+
+def _subject_edges(G: nx.Graph) -> list[tuple[str, str]]:
+    """G's paper-concept edges (u, v), in the order of ``G.edges``."""
+    return [(u, v) for u, v, d in _edges(G) if d["kind"] == "subject"]
+
+
+def _papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]], ancestors, papers: Container[str] | None = None) -> dict[str, set[str]]:
+    """`papers_under`, with *ancestors* giving `_ancestors` of a concept of *G*, and *papers*
+    G's paper nodes if the caller has them."""
+    if papers is None:
+        nodes = G._node
+        subject = list(subject)
+        papers = {u for u, _ in subject if nodes[u]["kind"] == "paper"}
+    papers_of: dict[str, list[str]] = {}  # each concept's papers, concepts in the order of their first link
+    for u, v in subject:
+        paper, concept = (u, v) if u in papers else (v, u)
+        members = papers_of.get(concept)
+        if members is None:
+            papers_of[concept] = [paper]
+        else:
+            members.append(paper)
+    reach: dict[str, set[str]] = {}  # in the order that a link at a time would give
+    for concept, members in papers_of.items():
+        for ancestor in ancestors(concept):
+            found = reach.get(ancestor)
+            if found is None:
+                reach[ancestor] = set(members)
+            else:
+                found.update(members)
+    return reach
+
+
+def _ancestry(G: nx.Graph):
+    """A function giving `_ancestors` of a concept of *G*, each worked out once: below a single
+    broader concept, a concept's ancestors are itself then its broader concept's ancestors."""
+    nodes = G._node
+    known: dict[str, list[str]] = {}
+
+    def ancestors(concept: str) -> list[str]:
+        found = known.get(concept)
+        if found is not None:
+            return found
+        chain, c = [], concept  # up the concepts with a single broader concept, to a known one
+        while c not in known:
+            broader = nodes[c].get("broader", [])
+            if len(broader) != 1 or c in chain:  # the top, a fork or a cycle: a search of its own
+                known[c] = _ancestors(G, c)
+                break
+            chain.append(c)
+            c = broader[0]
+        for c in reversed(chain):
+            if c not in known:
+                above = known[nodes[c]["broader"][0]]
+                known[c] = [c, *above] if c not in above else _ancestors(G, c)
+        return known[concept]
+
+    return ancestors
+
+
+def _ancestors(G: nx.Graph, concept: str) -> list[str]:
+    """The concept and every broader concept above it."""
+    out, todo = [], [concept]
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.append(c)
+            todo.extend(G.nodes[c].get("broader", []))
+    return out

@@ -1,0 +1,1 @@
+"""RDF: the graph as statements in standard vocabularies, written as N-Triples, Turtle and JSON-LD."""

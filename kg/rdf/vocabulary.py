@@ -1,0 +1,84 @@
+"""The RDF vocabularies kg writes: the standard prefixes, kg's own terms (``kgv:``), base IRIs.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from rdflib import RDFS, XSD, Namespace, URIRef
+from rdflib.namespace import DCTERMS, PROV, SDO, SKOS, DefinedNamespace
+
+from kg.errors import KGError
+
+DEFAULT_BASE = "https://example.org/kg/"
+VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
+CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net", "gitee.com")
+
+
+class KGV(DefinedNamespace):
+    """kg's own small vocabulary, for what schema.org, SKOS and PROV-O do not say."""
+
+    _NS = Namespace("https://example.org/kg/vocab#")
+    _fail = True
+
+    KeyphraseAssignment: URIRef
+    paper: URIRef
+    concept: URIRef
+    phrase: URIRef
+    score: URIRef
+    rank: URIRef
+    paperCount: URIRef
+    cleanAbstract: URIRef
+    source: URIRef
+    sourceId: URIRef
+    settings: URIRef
+    sha256: URIRef
+    ConceptRelation: URIRef
+    relates: URIRef
+    cooccurrences: URIRef
+    association: URIRef
+    labelKey: URIRef
+    paperCountWithNarrower: URIRef
+    conceptCount: URIRef
+    VenueConcept: URIRef
+    venue: URIRef
+    venuePaperCount: URIRef
+    word: URIRef
+    text: URIRef
+
+
+def check_base(base: str) -> str:
+    """An absolute http(s) base IRI ending in ``/`` or ``#``."""
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.netloc or not base.endswith(("/", "#")) or any(c in base for c in ' <>"{}|\\^`'):
+        raise KGError(f"base IRI {base!r} is not an absolute http(s) IRI ending in '/' or '#'; give one such as {DEFAULT_BASE}")
+    return base
+
+
+def _iri(url: str):
+    """A URL from an abstract as a valid IRI (characters IRIs forbid are percent-encoded);
+    one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal.
+    Oxigraph terms (``NamedNode`` or ``Literal``)."""
+    import pyoxigraph as ox
+
+    url = re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", url)  # a stray % is a literal percent sign
+    parts = urlsplit(url)
+    safe = "/:@!$&'()*+,;=%~-._"
+    iri = urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
+                      quote(parts.fragment, safe=safe + "?")))
+    try:
+        return ox.NamedNode(iri)  # the strict RFC 3987 check
+    except ValueError:
+        return ox.Literal(url, datatype=ox.NamedNode(str(XSD.anyURI)))
+
+
+def _is_code(url: str) -> bool:
+    host = urlsplit(url).netloc.lower().removeprefix("www.")
+    return host in CODE_HOSTS
+
+
+def prefixes(base: str) -> dict[str, str]:
+    """The prefixes of every RDF output: the standard vocabularies, ``kgv:`` and ``kg:`` (*base*)."""
+    return {"schema": str(SDO), "skos": str(SKOS), "dcterms": str(DCTERMS), "prov": str(PROV), "xsd": str(XSD),
+            "rdfs": str(RDFS), "kgv": str(KGV._NS), "kg": base}

@@ -1,0 +1,1 @@
+"""Where extraction runs: partitions in a model process, or on Dask workers."""

@@ -1,0 +1,1 @@
+"""SPARQL: the local engine (Oxigraph), canned queries, bindings, the on-disk store, remote endpoints."""

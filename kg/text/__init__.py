@@ -1,0 +1,1 @@
+"""Reading: abstract files into `Paper` records, cleaned text, acronym definitions, paper labels."""

@@ -1,0 +1,1 @@
+"""The view: the graph as an interactive page (graph.html and kg serve's explorer)."""
