@@ -135,7 +135,7 @@ def bench_extraction(runs: int, sample: int) -> None:
 
 
 def model_process_time(items: list[tuple[str, str]], precision: str, nlp, runs: int) -> float | None:
-    """Median seconds for `kg.executor.ModelProcess` to extract *items* (spaCy tags each partition
+    """Median seconds for `kg.scale.executor.ModelProcess` to extract *items* (spaCy tags each partition
     here while the model ranks the previous one there), once the process has loaded its model;
     None where no process can be started."""
     from kg.scale.executor import DEFAULT_PARTITION_SIZE, ModelProcess, partitions

@@ -30,7 +30,7 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
 
     *bind* holds ``NAME=VALUE`` strings or a name -> pyoxigraph term mapping. With *endpoint*
     (a SPARQL endpoint URL) the query runs there instead, over *default_graph* (IRIs of named
-    graphs, sent as ``default-graph-uri``) when given; see `kg.remote.query_endpoint`.
+    graphs, sent as ``default-graph-uri``) when given; see `kg.sparql.remote.query_endpoint`.
     """
     from kg.sparql.catalogue import find_query
     from kg.sparql.engine import load_store, run_query
@@ -47,7 +47,7 @@ def publish(graph="outputs", store=None, *, update=None, graph_iri=None, **optio
     """Replace the named graph *graph_iri* (default ``https://example.org/kg/graph``) of a SPARQL
     store with a build's ``graph.nt`` (*graph*: the file or its folder), atomically; returns a
     `PublishReport`. *store* is a Graph Store Protocol endpoint, *update* the SPARQL Update
-    endpoint (derived from *store* when not given); see `kg.remote.publish` for the options.
+    endpoint (derived from *store* when not given); see `kg.sparql.remote.publish` for the options.
     """
     from kg.sparql.remote import default_graph_iri
     from kg.sparql.remote import publish as _publish

@@ -328,7 +328,7 @@ def _send_outcome(fn, send) -> None:
 
 
 # Under ``dask-local``, fewer documents than this to extract are extracted in the model process
-# (`kg.executor.ModelProcess`) instead (`_runner`): the cluster's workers each load torch, spaCy
+# (`kg.scale.executor.ModelProcess`) instead (`_runner`): the cluster's workers each load torch, spaCy
 # and the model before their first partition. Measured from cold, int8, on 2 cores: 256 documents
 # took 24.9 s in the model process and 43.4 s on dask-local:2; 512, 45.8 and 47.5 s; 1,024,
 # 74.3 and 72.5 s (the model process tags with spaCy here while it ranks there: two cores too).
@@ -431,11 +431,11 @@ def build(
     and a rebuild computes only what changed. With *store*, the graph is also loaded into an
     on-disk Oxigraph store in ``<out>/store/`` that `kg query` and `kg serve` read directly.
     *executor* says where extraction runs, in partitions: ``"local"`` (one after the other, in a
-    `kg.executor.ModelProcess` started before the abstracts are read, or in this process when an
+    `kg.scale.executor.ModelProcess` started before the abstracts are read, or in this process when an
     *embedder* or *nlp* is given),
     ``"dask-local[:N]"`` (N worker processes kg starts and stops), ``"dask://HOST:PORT"`` (a
-    Dask scheduler), a `kg.executor.ExecutorSpec`, or an executor opened with
-    `kg.executor.open_executor`; the outputs are the same whichever runs it, and each
+    Dask scheduler), a `kg.scale.executor.ExecutorSpec`, or an executor opened with
+    `kg.scale.executor.open_executor`; the outputs are the same whichever runs it, and each
     finished partition is cached at once (with *cache*).
     """
     # The cyclic garbage collector is off while the build runs: a 10,000-paper build makes

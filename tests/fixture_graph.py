@@ -141,7 +141,7 @@ def fixture_graph() -> nx.Graph:
 
 
 if __name__ == "__main__":  # print the fixture's RDF: python tests/fixture_graph.py
-    from kg.rdf.write import serialize
     from kg.rdf.statements import to_rdf
+    from kg.rdf.write import serialize
 
     print(serialize(to_rdf(fixture_graph()), "turtle"))

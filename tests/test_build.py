@@ -8,6 +8,7 @@ from rdflib.compare import isomorphic
 
 import kg
 from kg.pipeline import OUTPUT_FILES
+from kg.resources import shapes_file
 
 pytestmark = pytest.mark.model
 
@@ -72,10 +73,8 @@ def test_rdf_parses_back_and_formats_agree(seeds_build):
 def test_built_graph_conforms_to_the_shacl_shapes(seeds_build):
     from pyshacl import validate
 
-    from conftest import ROOT
-
     data = Graph().parse(seeds_build.out / "graph.ttl", format="turtle")
-    shapes = Graph().parse(ROOT / "shapes" / "kg.shacl.ttl", format="turtle")
+    shapes = Graph().parse(shapes_file(), format="turtle")
     conforms, _, text = validate(data, shacl_graph=shapes, advanced=True)
     assert conforms, text
 

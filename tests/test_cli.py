@@ -3,7 +3,6 @@
 import re
 
 import pytest
-
 from conftest import ROOT
 
 COMMANDS = ["build", "query", "stats", "queries", "serve", "eval"]

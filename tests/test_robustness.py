@@ -5,7 +5,8 @@ import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rdflib import Graph
 from rdflib.compare import isomorphic
 
@@ -13,8 +14,8 @@ import kg
 from kg.concepts.merge import merge_concepts
 from kg.extract.keyphrases import extract_keyphrases
 from kg.graph.build import build_graph
-from kg.rdf.write import serialize
 from kg.rdf.statements import to_rdf
+from kg.rdf.write import serialize
 from kg.text.sources import read_papers
 
 NASTY = ('<script>alert("x")</script> <img src=x onerror=alert(1)> "double" \'single\' """triple""" \\back\\slash '
@@ -202,8 +203,8 @@ def test_an_output_folder_that_cannot_be_one_is_one_line_and_exit_5_before_any_w
 def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp_path, monkeypatch):
     import sqlite3
 
-    from kg.extract.cache import ExtractionCache
     from kg.errors import OutputError
+    from kg.extract.cache import ExtractionCache
 
     folder = tmp_path / ".cache"
     ExtractionCache(folder).close()

@@ -18,7 +18,7 @@ the macro average):
 Extractors compared (`EXTRACTORS`): ``kg`` (kg's own extractor with its defaults),
 ``keybert`` (plain KeyBERT with its defaults on the same packaged model) and ``yake``.
 Each is a factory ``(top_n) -> (docs) -> ranked phrases``; every extractor gets the same
-text, the document kg itself reads (cleaned title and abstract, as `kg.sources.Paper.document`).
+text, the document kg itself reads (cleaned title and abstract, as `kg.text.sources.Paper.document`).
 
 Heavy libraries (torch, spaCy, KeyBERT, YAKE, NLTK) load only when used.
 """
@@ -77,7 +77,7 @@ class GoldDoc:
 
 
 def document_text(title: str, abstract: str) -> str:
-    """Title and abstract joined exactly as `kg.sources.Paper.document` joins them (both cleaned)."""
+    """Title and abstract joined exactly as `kg.text.sources.Paper.document` joins them (both cleaned)."""
     from kg.text.clean import clean_text
     from kg.text.sources import Paper
 

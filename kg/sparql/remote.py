@@ -20,7 +20,7 @@ the target whole either way.
 
 Querying (``kg query --endpoint URL``, `query_endpoint`) sends a query by the SPARQL 1.1
 Protocol (``POST`` application/sparql-query), with ``--bind`` values written into the query
-text by `kg.serve.substitute` (each value checked to read back as the same term), and reads
+text by `kg.sparql.bindings.substitute` (each value checked to read back as the same term), and reads
 the answer into the `kg.sparql.QueryResult` a local query gives.
 
 Only the standard library speaks HTTP here. Basic authentication comes from the URL

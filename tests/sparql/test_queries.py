@@ -19,20 +19,19 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-
 from fixture_graph import P1, P2, P4, P6, fixture_graph
 
 from kg.errors import QueryError
+from kg.rdf.statements import to_rdf
 from kg.rdf.vocabulary import DEFAULT_BASE, VENUE_RANKS
 from kg.rdf.write import serialize
-from kg.rdf.statements import to_rdf
-from kg.sparql.engine import QueryResult, format_result, load_store, run_query
-from kg.sparql.catalogue import list_queries
 from kg.sparql.bindings import parse_binding
+from kg.sparql.catalogue import list_queries
+from kg.sparql.engine import QueryResult, format_result, load_store, run_query
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUERIES = ROOT / "queries"
-GOLDEN = Path(__file__).resolve().parent / "data" / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 UPDATE = os.environ.get("KG_UPDATE_GOLDEN") == "1"
 
 

@@ -4,11 +4,16 @@ import re
 
 import numpy as np
 import pytest
-
 from conftest import SEEDS
-from kg.extract.embed import MODEL_SHA256, file_sha256, model_path, verify_model
+
 from kg.errors import ModelError
-from kg.extract.keyphrases import Settings, candidates_of, embed_documents, extract_keyphrases
+from kg.extract.embed import MODEL_SHA256, file_sha256, model_path, verify_model
+from kg.extract.keyphrases import (
+    Settings,
+    candidates_of,
+    embed_documents,
+    extract_keyphrases,
+)
 
 pytestmark = pytest.mark.model
 

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pyshacl
 import pytest
+from fixture_graph import P1, P2, fixture_graph
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
-from fixture_graph import P1, P2, fixture_graph
+from kg.rdf.statements import to_rdf
 from kg.rdf.vocabulary import DEFAULT_BASE, KGV
 from kg.rdf.write import serialize
-from kg.rdf.statements import to_rdf
+from kg.resources import shapes_file
 
-SHAPES = Path(__file__).resolve().parent.parent / "shapes" / "kg.shacl.ttl"
+SHAPES = shapes_file()
 KG = Namespace(DEFAULT_BASE)
 SDO = Namespace("https://schema.org/")  # plain namespaces: rdflib's SDO and XSD warn when pytest inspects them
 XSD = Namespace("http://www.w3.org/2001/XMLSchema#")

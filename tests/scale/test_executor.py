@@ -9,13 +9,19 @@ import signal
 
 import psutil
 import pytest
+from conftest import SEEDS
 from rdflib import Graph
 from rdflib.compare import isomorphic
 
 import kg
-from conftest import SEEDS
 from kg.errors import ExecutorError
-from kg.scale.executor import DEFAULT_PARTITION_SIZE, ExecutorSpec, open_executor, parse_executor, partitions
+from kg.scale.executor import (
+    DEFAULT_PARTITION_SIZE,
+    ExecutorSpec,
+    open_executor,
+    parse_executor,
+    partitions,
+)
 
 SMALL = 8  # documents per partition: 5 partitions over the 38 seed abstracts
 
@@ -253,8 +259,8 @@ def test_where_no_process_can_start_the_model_runs_in_this_one(monkeypatch):
 
 @pytest.mark.model
 def test_the_model_process_extracts_and_embeds_as_this_process_does(real_embedder, nlp):
-    from kg.scale.executor import ModelProcess, extract_partition
     from kg.extract.keyphrases import Settings
+    from kg.scale.executor import ModelProcess, extract_partition
     from kg.text.sources import read_papers
 
     items = [(p.id, p.document) for p in read_papers([SEEDS]).papers[:5]]

@@ -23,23 +23,20 @@ from pathlib import Path
 import networkx as nx
 import pyoxigraph as ox
 import pytest
-
 from fixture_graph import fixture_graph
 
 import kg.serve.app
 from kg.errors import InputError, OutputError, QueryError
-from kg.view.explorer import MAX_CONCEPTS, MAX_PAPERS, Explorer
 from kg.graph.io import graph_to_json
-from kg.rdf.write import serialize
 from kg.rdf.statements import to_rdf
-from kg.sparql.catalogue import bound_query, canned_queries
-from kg.sparql.store import prepare_store
+from kg.rdf.write import serialize
 from kg.serve.app import start_server
-from kg.sparql.bindings import substitute
-from kg.sparql.catalogue import list_queries
-from kg.sparql.bindings import parse_binding
+from kg.sparql.bindings import parse_binding, substitute
+from kg.sparql.catalogue import bound_query, canned_queries, list_queries
+from kg.sparql.store import prepare_store
+from kg.view.explorer import MAX_CONCEPTS, MAX_PAPERS, Explorer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

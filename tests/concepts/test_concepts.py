@@ -1,4 +1,5 @@
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kg.concepts.merge import concept_slug, is_filler, merge_concepts, normalize_phrase
 

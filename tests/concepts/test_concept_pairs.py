@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from kg.evaluation.concept_pairs import memoized, read_pairs, score_pairs, split_pairs
 from kg.concepts.merge import merge_concepts, near_duplicate_candidates, variant_groups
+from kg.evaluation.concept_pairs import memoized, read_pairs, score_pairs, split_pairs
 
-PAIRS = Path(__file__).resolve().parent / "data" / "concept_pairs.tsv"
+PAIRS = Path(__file__).resolve().parents[1] / "data" / "concept_pairs.tsv"
 RECALL_FLOOR = {"all": 0.80, "test": 0.75}  # measured 0.824 and 0.789 at the chosen threshold
 
 

@@ -13,7 +13,6 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from fixture_graph import fixture_graph
 
 GRAPH = "https://example.org/kg/graph"
@@ -72,8 +71,8 @@ def graph_names(url: str) -> set[str]:
 @pytest.fixture(scope="module")
 def nt(tmp_path_factory):
     """The fixture graph as a build writes it: graph.nt (and graph.ttl, for local queries)."""
-    from kg.rdf.write import serialize
     from kg.rdf.statements import to_rdf
+    from kg.rdf.write import serialize
 
     folder = tmp_path_factory.mktemp("fixture-build")
     rdf = to_rdf(fixture_graph())
@@ -280,8 +279,8 @@ def test_endpoint_errors_are_one_line(oxigraph, project, run_cli, tmp_path):
 def test_publish_errors_before_anything_is_sent(tmp_path, small_nt):
     import kg
     from kg.errors import InputError, OutputError
-    from kg.sparql.remote import shown, store_endpoints
     from kg.serve.worker import _free_port
+    from kg.sparql.remote import shown, store_endpoints
 
     assert store_endpoints("http://h:3030/ds/data").update == "http://h:3030/ds/update"  # Fuseki
     assert store_endpoints("http://h:7878").graph_store == "http://h:7878/store"  # an Oxigraph server

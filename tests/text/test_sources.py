@@ -1,11 +1,10 @@
-import codecs
 import json
 import os
 
 import pytest
 
 from kg.errors import InputError
-from kg.text.sources import parse_header, paper_id, read_papers
+from kg.text.sources import paper_id, parse_header, read_papers
 
 ABSTRACT_A = "Graph neural networks learn node representations by message passing over edges."
 ABSTRACT_B = "We propose a new optimizer for training large language models with low memory."
@@ -375,7 +374,7 @@ def test_fields_that_are_not_text_are_ignored_with_a_warning(tmp_path):
 
 
 def test_a_nul_byte_in_text_is_refused_as_such(tmp_path):
-    f = write(tmp_path / "n.txt", f"ICML 2026 Papers\n\nGraph\x00 neural networks.\n")
+    f = write(tmp_path / "n.txt", "ICML 2026 Papers\n\nGraph\x00 neural networks.\n")
     with pytest.raises(InputError, match=r"n\.txt: contains NUL bytes \(the first at byte 23: binary data\?\); give kg UTF-8 text"):
         read_papers([f])
 

@@ -11,7 +11,15 @@ from fractions import Fraction as F
 import pytest
 
 from kg.errors import InputError
-from kg.evaluation.keyphrases import GoldDoc, document_text, eval_command, evaluate, kg_extractor, read_gold, stem_phrase
+from kg.evaluation.keyphrases import (
+    GoldDoc,
+    document_text,
+    eval_command,
+    evaluate,
+    kg_extractor,
+    read_gold,
+    stem_phrase,
+)
 
 
 def close(result, expected):
