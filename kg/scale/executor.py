@@ -291,7 +291,7 @@ def same_kg_env() -> dict[str, str]:
     """This process's environment, with the folder this ``kg`` package was imported from first on
     ``PYTHONPATH``, so that a new Python process imports the same kg (an installed one, a source
     checkout, or one put on ``sys.path`` by a script)."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["kg"].__file__)))
     rest = os.environ.get("PYTHONPATH")
     return os.environ | {"PYTHONPATH": here + (os.pathsep + rest if rest else "")}
 
