@@ -7,7 +7,6 @@ import contextlib
 import hashlib
 import io
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,7 +115,17 @@ def run_cli(monkeypatch):
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    """A scratch project folder with queries/ copied in, as the working directory."""
-    shutil.copytree(ROOT / "queries", tmp_path / "queries")
+    """A scratch folder as the working directory (kg finds its queries wherever it runs)."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+_MODEL_FIXTURES = {"real_embedder", "default_embedder", "nlp", "seeds_build"}
+
+
+def pytest_collection_modifyitems(items):
+    """Mark `model` every test that loads the packaged model or spaCy pipeline through a fixture
+    (`pytest -m "not model"` runs the fast rest); tests that load them otherwise are marked by hand."""
+    for item in items:
+        if _MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)

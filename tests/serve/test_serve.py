@@ -158,12 +158,9 @@ def test_a_query_past_the_timeout_is_stopped_and_the_next_is_answered(served):
     from SPARQLWrapper import JSON
 
     restarts = served.worker.restarts
-    start = time.monotonic()
     with pytest.raises(urllib.error.HTTPError) as caught:
         _sparql(served, EXPENSIVE, JSON)
-    elapsed = time.monotonic() - start
-    assert caught.value.code == 503 and b"timeout" in caught.value.read()
-    assert 0.9 < elapsed < 3.0
+    assert caught.value.code == 503 and b"ran longer than the 1 s timeout" in caught.value.read()
     assert served.worker.restarts == restarts + 1  # the runaway worker was killed
     assert _sparql(served, "ASK { ?s ?p ?o }", JSON)["boolean"] is True
 
@@ -358,10 +355,8 @@ def test_signals_stop_everything(small_build, tmp_path, sig):
     proc, worker = _start_subprocess(build, port)
     assert not _gone(worker)
     assert _get(f"http://127.0.0.1:{port}/sparql?query=ASK%7B%7D")[0] == 200
-    start = time.monotonic()
     proc.send_signal(sig)
     assert proc.wait(10) == 0
-    assert time.monotonic() - start < 5
     assert "stopped" in proc.stderr.read()
     assert _gone(worker)
     with pytest.raises(ProcessLookupError):
