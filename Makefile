@@ -32,11 +32,12 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-# Debian's Chromium for the browser tests (never Playwright's own browser download).
+# Debian's Chromium for the browser tests (never Playwright's own browser download), and
+# tesseract-ocr, which reads the map's labels off a screenshot as a person would.
 install-test: install
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "installing Debian's chromium for the browser tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium >/dev/null 2>&1 && command -v tesseract >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium and tesseract-ocr for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium tesseract-ocr >/dev/null; }
 
 clean:
 	rm -rf $(VENV) outputs/*.ttl outputs/*.nt outputs/*.jsonld outputs/*.html outputs/*.json outputs/*.jsonl
