@@ -179,6 +179,21 @@ def list_queries() -> None:
         click.echo(f"{name:28} {summary}")
 
 
+@cli.command()
+@click.option("--graph", default="outputs", show_default=True, help="The output folder of a build, or one of its RDF files.")
+def validate(graph) -> None:
+    """Check a built graph against kg's SHACL shapes (shapes/kg.shacl.ttl)."""
+    from kg.errors import ValidationError
+    from kg.rdf.validate import validate_graph
+
+    found = validate_graph(graph)
+    if not found.conforms:
+        click.echo(found.report, err=True)
+        raise ValidationError(f"{found.path}: {found.violations} violation{'s' if found.violations != 1 else ''} "
+                              f"of kg's SHACL shapes (the report above)")
+    click.echo(f"{found.path}: {found.triples} triples conform to kg's SHACL shapes")
+
+
 from kg.evaluation.keyphrases import eval_command  # noqa: E402  (heavy imports only when it runs)
 from kg.serve.command import serve_command  # noqa: E402  (stdlib and click only at import)
 

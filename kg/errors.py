@@ -6,6 +6,7 @@ Exit codes (documented in the README):
   3  model error (the packaged model is missing or does not match its checksum)
   4  query error (a SPARQL query that cannot be found, parsed or run, or a --bind value it cannot take)
   5  output error (an output folder that cannot be written)
+  6  validation error (a graph that does not conform to kg's SHACL shapes)
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ class OutputError(KGError):
     """An output that cannot be written."""
 
     exit_code = 5
+
+
+class ValidationError(KGError):
+    """A graph that does not conform to kg's SHACL shapes."""
+
+    exit_code = 6
 
 
 class OutputsWritten(KeyboardInterrupt):

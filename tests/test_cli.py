@@ -3,7 +3,7 @@
 
 import pytest
 
-COMMANDS = ["build", "query", "stats", "queries", "serve", "eval"]
+COMMANDS = ["build", "query", "stats", "queries", "serve", "validate", "eval"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -46,10 +46,20 @@ class StoreInfo:
 
 
 def oxigraph_binary() -> str:
-    """The ``oxigraph`` program of the PyPI package ``oxigraph`` (beside this Python, else on PATH)."""
+    """The ``oxigraph`` program of the PyPI package ``oxigraph``: beside this Python, where that
+    package installed it, else on PATH."""
     beside = Path(sys.executable).with_name("oxigraph")
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        installed = [Path(f.locate()) for f in distribution("oxigraph").files or () if f.name == "oxigraph"]
+    except PackageNotFoundError:
+        installed = []
+    for path in installed:
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.resolve())
     found = shutil.which("oxigraph")
     if found:
         return found

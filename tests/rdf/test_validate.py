@@ -1,0 +1,39 @@
+"""kg validate: a graph checked against the shipped SHACL shapes, through the command line."""
+
+from __future__ import annotations
+
+import re
+
+from fixture_graph import fixture_graph
+
+from kg.rdf.statements import to_rdf
+from kg.rdf.write import serialize
+
+
+def test_a_conforming_graph_passes(tmp_path, run_cli):
+    (tmp_path / "graph.ttl").write_text(serialize(to_rdf(fixture_graph()), "turtle"), encoding="utf-8")
+    result = run_cli("validate", "--graph", str(tmp_path))
+    assert result.code == 0, result.err
+    assert result.out.startswith(f"{tmp_path / 'graph.ttl'}: ") and "triples conform to kg's SHACL shapes" in result.out
+
+
+def test_a_broken_graph_fails_with_the_violations(tmp_path, run_cli):
+    from rdflib.namespace import SKOS
+
+    g = to_rdf(fixture_graph())
+    concept = next(g.subjects(SKOS.prefLabel, None))
+    g.remove((concept, SKOS.prefLabel, None))  # a concept without its preferred label
+    (tmp_path / "graph.nt").write_text(serialize(g, "nt"), encoding="utf-8")
+    result = run_cli("validate", "--graph", str(tmp_path / "graph.nt"))
+    assert result.code == 6
+    found = int(re.search(r"^Results \((\d+)\):$", result.err, re.M).group(1))
+    assert found >= 1 and result.err.rstrip().endswith(
+        f"error: {tmp_path / 'graph.nt'}: {found} violation{'s' * (found > 1)} of kg's SHACL shapes (the report above)")
+    assert "Constraint Violation" in result.err and "prefLabel" in result.err
+
+
+def test_what_is_not_a_graph_is_one_line(tmp_path, run_cli):
+    (tmp_path / "graph.ttl").write_text("this is not turtle <", encoding="utf-8")
+    result = run_cli("validate", "--graph", str(tmp_path))
+    assert result.code == 2 and result.err.count("\n") == 1 and "cannot be read as RDF" in result.err
+    assert run_cli("validate", "--graph", str(tmp_path / "nothing")).code == 2

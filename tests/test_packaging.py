@@ -1,0 +1,98 @@
+"""kg installed from its wheel, outside the checkout, works as the checkout does: the canned
+queries, the shapes and the page's files travel inside the package."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_package_of_kg_is_in_the_wheel_list():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "kg").rglob("__init__.py")}
+    assert found <= listed and {"kg.queries", "kg.shapes"} <= listed
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A virtual environment with kg's wheel installed (its dependencies borrowed from this one
+    through a .pth line, so nothing is downloaded), and an unrelated working folder."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist"),
+                    str(ROOT)], check=True, capture_output=True, cwd=tmp)
+    wheel = next((tmp / "dist").glob("kg-*.whl"))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True)
+    python = tmp / "venv" / "bin" / "python"
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    (site / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+                   check=True, capture_output=True)
+    (tmp / "elsewhere").mkdir()
+    return tmp
+
+
+def _kg(installed: Path, *args: str, **kw) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(installed / "venv" / "bin" / "kg"), *args], cwd=installed / "elsewhere", env=env,
+                          capture_output=True, text=True, timeout=600, **kw)
+
+
+def test_the_installed_kg_is_not_the_checkout(installed):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    where = subprocess.run([installed / "venv" / "bin" / "python", "-c", "import kg; print(kg.__file__)"],
+                           cwd=installed / "elsewhere", env=env, capture_output=True, text=True, check=True).stdout
+    assert where.startswith(str(installed / "venv")) and not where.startswith(str(ROOT))
+
+
+@pytest.mark.model
+def test_build_query_validate_and_serve_from_the_wheel(installed):
+    listed = _kg(installed, "queries")
+    assert listed.returncode == 0 and "top-concepts" in listed.stdout and "search" in listed.stdout
+    seeds = installed / "elsewhere" / "papers.jsonl"
+    seeds.write_text("".join(json.dumps({"title": t, "abstract": a}) + "\n" for t, a in [
+        ("Federated learning", "Federated learning trains a shared model on many clients without moving their data. "
+                               "We study federated learning with differential privacy and secure aggregation."),
+        ("Private aggregation", "Secure aggregation lets a server sum client updates in federated learning; we make "
+                                "secure aggregation cheaper with differential privacy guarantees."),
+    ]))
+    built = _kg(installed, "build", "papers.jsonl", "--out", "out", "-q")
+    assert built.returncode == 0, built.stderr
+    top = _kg(installed, "query", "top-concepts", "--graph", "out/graph.ttl", "--format", "json")
+    assert top.returncode == 0, top.stderr
+    assert json.loads(top.stdout)["results"]["bindings"]
+    checked = _kg(installed, "validate", "--graph", "out")
+    assert checked.returncode == 0 and "conform to kg's SHACL shapes" in checked.stdout, checked.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    server = subprocess.Popen([str(installed / "venv" / "bin" / "kg"), "serve", "--graph", "out", "--port", str(port)],
+                              cwd=installed / "elsewhere", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/queries", timeout=5) as r:
+                    names = {q["name"] for q in json.load(r)}
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read()
+                time.sleep(0.1)
+        assert "top-concepts" in names
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+            assert r.status == 200 and b"<html" in r.read().lower()
+    finally:
+        server.terminate()
+        server.wait(20)
