@@ -164,9 +164,8 @@ def _jsonld(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> No
     A node object is the text the JSON encoder writes for it (keys sorted, no spaces, each
     key's values in a list), put together from the JSON text of each term's value by a
     template made once for its predicates."""
-    from kg.graph.io import json_encoder
 
-    encode = json_encoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False).encode
     quote = json.encoder.encode_basestring  # what `encode` writes for a str
     compact = _compactor(names)
     literals, iris = terms.literals, terms.iris
