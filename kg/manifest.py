@@ -33,8 +33,8 @@ __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "
            "forget_manifest"]
 
 MANIFEST = "manifest.json"
-FORMAT = 2  # the outputs' format version: bump it when kg writes any output differently
-_LIBRARIES = ("networkx", "pyoxigraph", "pyvis", "rdflib")
+FORMAT = 3  # the outputs' format version: bump it when kg writes any output differently
+_LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 
 
 def code_digest() -> str:

@@ -26,6 +26,7 @@ from kg.errors import OutputError, OutputsWritten
 from kg.extract.keyphrases import PaperKeyphrases, Settings
 from kg.graph.build import build_graph, concept_node, paper_node
 from kg.graph.io import write_graph_json
+from kg.graph.layout import add_map
 from kg.graph.stats import graph_stats
 from kg.manifest import (
     build_key,
@@ -540,6 +541,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
         "kg_version": _kg_version(),
     }
     G = build_graph(papers, found, index, labels, metadata=metadata)
+    add_map(G)  # clusters and positions, seen by every output
     warnings = list(report.warnings)
     for p, k in zip(papers, found):
         if not k.keyphrases:

@@ -26,6 +26,13 @@ Concept hierarchy (skos:broader): stochastic-zeroth-order-optimization ->
 zeroth-order-optimization -> optimization; large-language-model -> language-model (a broader
 concept with no paper of its own). Alternative labels: LLM/LLMs, SGD, FL, ZO optimization.
 P1 has a GitHub URL (a code repository) and P3 an arXiv URL (a plain link).
+
+The map (`kg.graph.layout.add_map`, as the build runs it) places the 7 concepts two or more papers
+share (not stochastic-zeroth-order-optimization, one paper, nor language-model, none) in two
+clusters: 1 "memory efficiency / fine-tuning / optimization" (those three and
+zeroth-order-optimization; the dominant cluster of P1 and P5) and 2 "stochastic gradient descent /
+federated learning / large language model" (those three; P2, P3, P4 and P6; P4 has two concepts
+in each, and its best-ranked, federated-learning, decides).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import networkx as nx
 from kg.concepts.merge import Concept, ConceptIndex
 from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
 from kg.graph.build import build_graph
+from kg.graph.layout import add_map
 from kg.rdf.vocabulary import DEFAULT_BASE
 from kg.text.sources import Paper, Source
 
@@ -137,7 +145,9 @@ def fixture_graph() -> nx.Graph:
         "kg_version": "0.1.0",
     }
     labels = {pid: d[0] for pid, d in _PAPERS.items()}
-    return build_graph(papers, keyphrases, ConceptIndex(concepts, assignment), labels, metadata=metadata)
+    G = build_graph(papers, keyphrases, ConceptIndex(concepts, assignment), labels, metadata=metadata)
+    add_map(G)  # as the build does: clusters and positions
+    return G
 
 
 if __name__ == "__main__":  # print the fixture's RDF: python tests/fixture_graph.py

@@ -112,6 +112,7 @@ def _extraction(result) -> dict:
 
 def _same_outputs(a, b):
     assert (a / "keyphrases.jsonl").read_bytes() == (b / "keyphrases.jsonl").read_bytes()
+    assert (a / "graph.json").read_bytes() == (b / "graph.json").read_bytes()  # the map's positions and clusters too
     assert isomorphic(Graph().parse(a / "graph.nt", format="nt"), Graph().parse(b / "graph.nt", format="nt"))
 
 

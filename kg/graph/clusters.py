@@ -1,0 +1,144 @@
+"""Clusters of the map's concepts: communities found by the Leiden algorithm, each named by the
+concepts most characteristic of it, and each paper's dominant cluster (``cluster`` on the nodes,
+``G.graph["clusters"]``; docs/model.md).
+
+The communities are those VOSviewer finds: modularity (with a resolution) over the co-occurrence
+links weighted by association strength (`kg.graph.cooccurrence.concept_map`), here by
+python-igraph's ``community_leiden`` drawing from one seeded generator; then each community
+smaller than `MIN_CLUSTER_SIZE` joins the one it is most linked to. docs/design.md says why.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import networkx as nx
+
+from kg.graph.cooccurrence import SEED, ConceptMap, seeded_igraph
+
+RESOLUTION = 1.0  # modularity's resolution (VOSviewer's default): higher gives more, smaller clusters
+MIN_CLUSTER_SIZE = 5  # a smaller community joins the one it is most linked to (if it has a link out),
+MIN_CLUSTER_SHARE = 0.05  # ... as does one under this share of the map's concepts, if that is fewer
+LABEL_CONCEPTS = 3  # concepts named in a cluster's label
+TOP_CONCEPTS = 10  # concepts listed in a cluster's "top"
+
+
+def find_communities(cmap: ConceptMap, *, resolution: float = RESOLUTION, min_size: int = MIN_CLUSTER_SIZE,
+                     seed: int = SEED) -> list[int]:
+    """The community of each concept of *cmap* (0, 1, ...: 0 has the most concepts; ties by
+    first concept), those under *min_size* concepts (or `MIN_CLUSTER_SHARE` of them, if fewer:
+    a map of 7 concepts keeps its pairs) joined to their most-linked neighbour."""
+    import igraph as ig
+
+    n = len(cmap.nodes)
+    if not n:
+        return []
+    g = ig.Graph(n=n, edges=list(cmap.links))
+    with seeded_igraph(seed):
+        found = g.community_leiden(objective_function="modularity", weights=list(cmap.weights) or None,
+                                   resolution=resolution, n_iterations=-1)
+    min_size = min(min_size, int(n * MIN_CLUSTER_SHARE))
+    return _renumber(_join_small(_renumber(found.membership), cmap, min_size))
+
+
+def _join_small(membership: list[int], cmap: ConceptMap, min_size: int) -> list[int]:
+    """*membership* with each community under *min_size* concepts joined, smallest first, to the
+    community it has the most link weight to (one with no link out stays as it is)."""
+    while True:
+        sizes = Counter(membership)
+        links: dict[int, Counter] = defaultdict(Counter)
+        for (i, j), w in zip(cmap.links, cmap.weights):
+            a, b = membership[i], membership[j]
+            if a != b:
+                links[a][b] += w
+                links[b][a] += w
+        small = sorted((size, c) for c, size in sizes.items() if size < min_size and links[c])
+        if not small:
+            return membership
+        _, c = small[0]
+        target = max(links[c], key=lambda other: (links[c][other], sizes[other], -other))
+        membership = [target if m == c else m for m in membership]
+
+
+def _renumber(membership: Sequence[int]) -> list[int]:
+    """Communities numbered 0, 1, ... by size (most concepts first), then by first member."""
+    sizes = Counter(membership)
+    first: dict[int, int] = {}
+    for i, m in enumerate(membership):
+        first.setdefault(m, i)
+    number = {c: k for k, c in enumerate(sorted(sizes, key=lambda c: (-sizes[c], first[c])))}
+    return [number[m] for m in membership]
+
+
+def characteristic(cmap: ConceptMap, membership: Sequence[int]) -> list[list[int]]:
+    """Each community's concepts (indices into *cmap*), most characteristic first.
+
+    A concept characterizes its community by the share of its co-occurrences that fall inside
+    it, smoothed towards the community's share of all co-occurrences (its *prior*):
+    ``(inside + a * prior) / (total + a)``, with *a* the mean total of the map's concepts. A
+    concept that co-occurs with everything (``learning``) has about the prior however often it
+    occurs, and one seen in two papers cannot outrank a frequent one that lies as much inside.
+    Ties by more co-occurrences, then by order in *cmap*."""
+    n = len(cmap.nodes)
+    k = max(membership) + 1 if n else 0
+    inside, total = [0.0] * n, [0.0] * n
+    for (i, j), c in zip(cmap.links, cmap.counts):
+        total[i] += c
+        total[j] += c
+        if membership[i] == membership[j]:
+            inside[i] += c
+            inside[j] += c
+    weight = [0.0] * k
+    for i, m in enumerate(membership):
+        weight[m] += total[i]
+    everything = sum(weight)
+    alpha = everything / n if n else 0.0
+    members: list[list[int]] = [[] for _ in range(k)]
+    for i, m in enumerate(membership):
+        members[m].append(i)
+
+    def share(i: int) -> float:
+        prior = weight[membership[i]] / everything if everything else 0.0
+        return (inside[i] + alpha * prior) / (total[i] + alpha) if total[i] + alpha else 0.0
+
+    return [sorted(found, key=lambda i: (-share(i), -total[i], i)) for found in members]
+
+
+def add_clusters(G: nx.Graph, cmap: ConceptMap, *, seed: int = SEED) -> list[int]:
+    """Find the clusters of the concepts of *cmap* and put them on *G*: each concept's and each
+    paper's ``cluster`` (from 1), each concept's ``cluster_rank`` (1 = the most characteristic
+    of its cluster) and ``G.graph["clusters"]`` (without the centres, which `kg.graph.layout` adds). Returns each concept's community (``cluster - 1``), in *cmap*'s order."""
+    membership = find_communities(cmap, seed=seed)
+    ranked = characteristic(cmap, membership)
+    for m, found in enumerate(ranked):
+        for rank, i in enumerate(found, start=1):
+            G.nodes[cmap.nodes[i]]["cluster"] = m + 1
+            G.nodes[cmap.nodes[i]]["cluster_rank"] = rank
+    papers = dominant_clusters(G)
+    for paper, m in papers.items():
+        G.nodes[paper]["cluster"] = m
+    per_cluster = Counter(papers.values())
+    G.graph["clusters"] = [
+        {"id": m + 1, "label": " / ".join(G.nodes[cmap.nodes[i]]["label"] for i in found[:LABEL_CONCEPTS]),
+         "concepts": len(found), "papers": per_cluster.get(m + 1, 0), "top": [cmap.nodes[i] for i in found[:TOP_CONCEPTS]]}
+        for m, found in enumerate(ranked)
+    ]
+    return membership
+
+
+def dominant_clusters(G: nx.Graph) -> dict[str, int]:
+    """The dominant cluster of each paper of *G* that has a concept with a ``cluster``: the one
+    most of its clustered concepts are in, ties to the cluster of its best-ranked one of them."""
+    nodes = G.nodes
+    found = {}
+    for paper, d in nodes(data=True):
+        if d.get("kind") != "paper":
+            continue
+        ranked = sorted((e.get("rank", 0), nodes[c]["cluster"]) for c, e in G[paper].items()
+                        if e.get("kind") == "subject" and "cluster" in nodes[c])
+        if ranked:
+            votes = Counter(cluster for _, cluster in ranked)
+            best = max(votes.values())
+            found[paper] = next(cluster for _, cluster in ranked if votes[cluster] == best)
+    return found

@@ -1,0 +1,236 @@
+"""The map's positions: concepts laid out by cluster and co-occurrence, papers among their
+concepts, venues near their papers (``x``, ``y`` on the nodes and on ``G.graph["clusters"]``;
+docs/model.md).
+
+A layout in two levels: each cluster is a disc whose area grows with its concepts, the discs
+placed by a Fruchterman-Reingold layout of the clusters (weighted by the association strength of
+the co-occurrences between them) and pushed apart until none overlap; inside its disc, a
+cluster's concepts are placed by a Fruchterman-Reingold layout of their own links (python-igraph,
+its grid variant for large clusters). A layout of all concepts at once mixes the clusters into one
+disc on real co-occurrence graphs (docs/design.md has the figures). Every random choice comes
+from one seeded generator and the input is read in sorted order, so the same graph gives the same
+numbers however it was built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+
+import networkx as nx
+
+from kg.graph.clusters import add_clusters
+from kg.graph.cooccurrence import SEED, ConceptMap, concept_map, seeded_igraph
+
+EXTENT = 1000.0  # the concepts' largest |x| or |y|, in layout units
+ITERATIONS = 500  # Fruchterman-Reingold iterations (python-igraph's default)
+GAP = 0.05  # the space left between two cluster discs, a share of their radii
+JITTER = 0.01  # how far a paper or venue may sit from the point it is placed at, a share of EXTENT
+
+
+def add_map(G: nx.Graph, *, seed: int = SEED) -> None:
+    """Put the map on *G*, in place: the clusters (`kg.graph.clusters.add_clusters`) and the
+    positions of concepts, papers, venues and cluster centres."""
+    cmap = concept_map(G)
+    membership = add_clusters(G, cmap, seed=seed)
+    add_layout(G, cmap, membership, seed=seed)
+
+
+def add_layout(G: nx.Graph, cmap: ConceptMap, membership: Sequence[int], *, seed: int = SEED) -> None:
+    """Set ``x`` and ``y`` (rounded to 2 decimals) on the concepts of *cmap* (each in its
+    *membership* community), on every paper and venue of *G*, and on each of
+    ``G.graph["clusters"]`` (the mean of its concepts' positions, weighted by their papers)."""
+    positions = concept_positions(cmap, membership, seed=seed)
+    placed = dict(zip(cmap.nodes, positions))
+    for node, (x, y) in placed.items():
+        G.nodes[node]["x"], G.nodes[node]["y"] = round(x, 2), round(y, 2)
+    papers = _paper_positions(G, placed)
+    for node, (x, y) in papers.items():
+        G.nodes[node]["x"], G.nodes[node]["y"] = round(x, 2), round(y, 2)
+    for node, (x, y) in _venue_positions(G, papers).items():
+        G.nodes[node]["x"], G.nodes[node]["y"] = round(x, 2), round(y, 2)
+    for cluster in G.graph.get("clusters", []):
+        members = [(placed[n], G.nodes[n].get("papers", 1) or 1) for n, m in zip(cmap.nodes, membership) if m + 1 == cluster["id"]]
+        weight = sum(w for _, w in members)
+        cluster["x"] = round(sum(p[0] * w for p, w in members) / weight, 2)
+        cluster["y"] = round(sum(p[1] * w for p, w in members) / weight, 2)
+
+
+def concept_positions(cmap: ConceptMap, membership: Sequence[int], *, seed: int = SEED,
+                      iterations: int = ITERATIONS) -> list[tuple[float, float]]:
+    """The position of each concept of *cmap* (in its order), each *membership* community in a
+    disc of its own; centred, turned so that the map is widest along x, and scaled so that the
+    largest coordinate is `EXTENT`."""
+    import numpy as np
+
+    n = len(cmap.nodes)
+    if n <= 1:
+        return [(0.0, 0.0)] * n
+    membership = np.asarray(membership)
+    sizes = np.bincount(membership)
+    radii = np.sqrt(sizes)
+    with seeded_igraph(seed):
+        centres = _separated(_cluster_centres(cmap, membership, iterations), radii)
+        xy = np.zeros((n, 2))
+        for k in range(len(sizes)):
+            members = np.flatnonzero(membership == k)
+            xy[members] = centres[k] + _disc(cmap, members, radii[k], iterations)
+    return _normalized(xy)
+
+
+def _cluster_centres(cmap: ConceptMap, membership, iterations: int):
+    """A Fruchterman-Reingold layout of the communities, linked by the association strength of
+    the co-occurrences between them (python-igraph, from its seeded generator)."""
+    import igraph as ig
+    import numpy as np
+
+    k = int(membership.max()) + 1
+    if k == 1:
+        return np.zeros((1, 2))
+    between: dict[tuple[int, int], float] = {}
+    for (i, j), c in zip(cmap.links, cmap.counts):
+        a, b = sorted((int(membership[i]), int(membership[j])))
+        if a != b:
+            between[(a, b)] = between.get((a, b), 0.0) + (c or 1)
+    strength = [0.0] * k
+    for (a, b), c in between.items():
+        strength[a] += c
+        strength[b] += c
+    total = sum(between.values())
+    pairs = sorted(between)
+    weights = [between[p] * 2 * total / (strength[p[0]] * strength[p[1]]) for p in pairs]
+    layout = ig.Graph(n=k, edges=pairs).layout_fruchterman_reingold(weights=weights or None, niter=iterations * 4,
+                                                                    grid="nogrid")
+    return np.array(layout.coords, dtype=float)
+
+
+def _separated(centres, radii, *, steps: int = 500):
+    """*centres* scaled so that a cluster about touches its nearest neighbour, then drawn in
+    towards their middle and pushed apart, a step at a time, until no two discs of *radii*
+    overlap (with `GAP`): the smaller of two overlapping discs moves more."""
+    import numpy as np
+
+    centres = centres - centres.mean(axis=0)
+    if len(centres) == 1:
+        return centres
+    need = (radii[:, None] + radii[None, :]) * (1 + GAP)
+    np.fill_diagonal(need, 0.0)
+    distance = np.sqrt(((centres[:, None] - centres[None, :]) ** 2).sum(-1))
+    np.fill_diagonal(distance, np.inf)
+    distance[distance == 0] = 1e-9
+    centres = centres * float(np.median((need / distance).max(axis=1)))
+    mass = radii ** 2
+    share = mass[None, :] / (mass[:, None] + mass[None, :])  # of an overlap, the part the row's disc moves
+    spread = _spread(len(centres))
+    for step in range(2 * steps):
+        if step < steps:  # drawn in, so the discs end packed; then only pushed apart
+            centres = (centres - centres.mean(axis=0)) * 0.99
+        apart = centres[:, None] - centres[None, :]
+        distance = np.sqrt((apart ** 2).sum(-1))
+        np.fill_diagonal(distance, np.inf)
+        overlap = np.maximum(need - distance, 0.0)
+        if not overlap.any():
+            if step >= steps:
+                break
+            continue
+        direction = np.where(distance[..., None] > 1e-9, apart / np.maximum(distance, 1e-9)[..., None], spread)
+        centres = centres + (direction * (overlap * share)[..., None]).sum(axis=1)
+    return centres
+
+
+def _spread(n: int):
+    """Fixed directions for discs that sit exactly on each other: (i, j) -> unit vector."""
+    import numpy as np
+
+    angle = np.subtract.outer(np.arange(n), np.arange(n)) * 2.399963229728653  # the golden angle
+    return np.stack([np.cos(angle), np.sin(angle)], axis=-1)
+
+
+def _disc(cmap: ConceptMap, members, radius: float, iterations: int):
+    """The positions of the concepts *members* (indices into *cmap*) around (0, 0): a
+    Fruchterman-Reingold layout of the links among them, scaled so that 95 % lie within
+    *radius*, the others drawn in to just outside it."""
+    import igraph as ig
+    import numpy as np
+
+    if len(members) == 1:
+        return np.zeros((1, 2))
+    local = {int(m): i for i, m in enumerate(members)}
+    edges, weights = [], []
+    for (i, j), w in zip(cmap.links, cmap.weights):
+        if i in local and j in local:
+            edges.append((local[i], local[j]))
+            weights.append(w)
+    layout = ig.Graph(n=len(members), edges=edges).layout_fruchterman_reingold(
+        weights=weights or None, niter=iterations, grid="auto")
+    xy = np.array(layout.coords, dtype=float)
+    xy -= np.median(xy, axis=0)
+    r = np.sqrt((xy ** 2).sum(axis=1))
+    scale = float(np.percentile(r, 95))
+    if scale <= 0:
+        return np.zeros_like(xy)
+    xy *= radius / scale
+    r = r * (radius / scale)
+    far = r > radius
+    xy[far] *= (radius * (1 + 0.1 * np.tanh(r[far] / radius - 1)) / r[far])[:, None]
+    return xy
+
+
+def _normalized(xy) -> list[tuple[float, float]]:
+    """*xy* centred, turned so that its main axis is x (the axes' signs fixed by the third
+    moment), scaled so that the largest |coordinate| is `EXTENT`."""
+    import numpy as np
+
+    xy = xy - xy.mean(axis=0)
+    _, vectors = np.linalg.eigh(xy.T @ xy)
+    xy = xy @ vectors[:, ::-1]  # the axis of most spread first
+    signs = np.where((xy ** 3).sum(axis=0) < 0, -1.0, 1.0)
+    xy = xy * signs
+    largest = float(np.abs(xy).max())
+    if largest > 0:
+        xy = xy * (EXTENT / largest)
+    return [(float(x), float(y)) for x, y in xy]
+
+
+def _offset(node: str, radius: float) -> tuple[float, float]:
+    """A fixed small displacement of *node* within *radius* (from a hash of its id), so that
+    nodes placed at one point do not sit on each other."""
+    h = hashlib.sha256(node.encode("utf-8")).digest()
+    angle = int.from_bytes(h[:4], "big") / 2**32 * 2 * math.pi
+    r = radius * math.sqrt(int.from_bytes(h[4:8], "big") / 2**32)
+    return r * math.cos(angle), r * math.sin(angle)
+
+
+def _paper_positions(G: nx.Graph, placed: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """Each paper at the mean of its placed concepts' positions (weighted by 1 / rank), moved a
+    little by `_offset`; the papers with none on a ring around the map, in id order."""
+    out, unplaced = {}, []
+    jitter = EXTENT * JITTER
+    for paper in sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "paper"):
+        found = [(placed[c], 1.0 / max(int(e.get("rank", 1)), 1)) for c, e in sorted(G[paper].items())
+                 if e.get("kind") == "subject" and c in placed]  # summed in a fixed order
+        if not found:
+            unplaced.append(paper)
+            continue
+        weight = sum(w for _, w in found)
+        dx, dy = _offset(paper, jitter)
+        out[paper] = (sum(p[0] * w for p, w in found) / weight + dx, sum(p[1] * w for p, w in found) / weight + dy)
+    ring = 1.1 * (EXTENT if placed else EXTENT / 2)
+    for k, paper in enumerate(unplaced):
+        angle = 2 * math.pi * k / len(unplaced)
+        out[paper] = (ring * math.cos(angle), ring * math.sin(angle))
+    return out
+
+
+def _venue_positions(G: nx.Graph, papers: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+    """Each venue at the mean position of its papers, moved a little by `_offset`."""
+    out = {}
+    for venue in sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "venue"):
+        found = [papers[p] for p, e in sorted(G[venue].items()) if e.get("kind") == "venue" and p in papers]
+        dx, dy = _offset(venue, EXTENT * JITTER * 3)
+        if found:
+            out[venue] = (sum(p[0] for p in found) / len(found) + dx, sum(p[1] for p in found) / len(found) + dy)
+        else:
+            out[venue] = (dx, dy)
+    return out
