@@ -1,6 +1,6 @@
 """Load check of ``kg serve`` (not a test): concurrent clients send the canned queries of ``queries/``.
 
-    .venv/bin/python benchmarks/load.py --graph outputs [--clients 8] [--queries 2000]
+    .venv/bin/python benchmarks/load.py --graph outputs [--clients 8] [--queries 2000] [--idle 100] [--stalled 4]
 
 Starts ``python -m kg.serve --graph DIR`` on a free port (a separate process, so the clients
 and the server do not share an interpreter), or uses ``--url`` of a running one. The queries
@@ -8,12 +8,16 @@ of ``queries/`` go round-robin, each with bindings picked from the graph (its mo
 concept, paper and venue), written into the query text with kg's substitution (or sent to
 ``/api/query`` with ``--endpoint api``), as SPARQL POSTs asking for JSON results. Every answer
 must be ``200`` and parse as SPARQL JSON results; the run fails (exit code 1) on any error.
-Prints throughput and p50/p95 latencies, overall and per query.
+Prints throughput and p50/p95 latencies, overall and per query. ``--idle N`` holds N silent
+connections open during the run, ``--stalled N`` N clients that ask for a big answer and never
+read it (hostile clients: the others' latencies should not change); ``--kg CHECKOUT`` starts the
+kg serve of another checkout (to compare two versions in one session).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -137,6 +141,23 @@ def _client(host: str, port: int, jobs: list[Job], order: list[int], stats: Stat
     conn.close()
 
 
+STALLING = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f } LIMIT 40000"
+
+
+def _hostile(stack: contextlib.ExitStack, host: str, port: int, idle: int, stalled: int) -> None:
+    """*idle* silent connections and *stalled* clients that ask for a big answer and never read it."""
+    for _ in range(idle):
+        stack.enter_context(socket.create_connection((host, port)))
+    body = urllib.parse.urlencode({"query": STALLING})
+    for _ in range(stalled):
+        s = stack.enter_context(socket.socket())
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect((host, port))
+        s.sendall(f"GET /sparql?{body} HTTP/1.1\r\nHost: {host}\r\nAccept: application/sparql-results+json\r\n\r\n".encode())
+    if stalled:
+        time.sleep(3)  # their answers are computed and being (not) read by now
+
+
 def _cpu_seconds(pids: list[int]) -> float:
     """User + system CPU time of the processes *pids* (Linux /proc), 0 for those that are gone."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -177,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=10.0, help="the server's query timeout when it is started here")
     ap.add_argument("--endpoint", choices=("sparql", "api"), default="sparql",
                     help="sparql: bound query text to /sparql; api: name and bindings to /api/query")
+    ap.add_argument("--idle", type=int, default=0, help="silent connections held open during the run")
+    ap.add_argument("--stalled", type=int, default=0, help="clients that ask for a big answer and never read it")
+    ap.add_argument("--kg", default=str(ROOT), help="the checkout whose kg serve is started (default: this one)")
     args = ap.parse_args(argv)
 
     server = None
@@ -186,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         host, port = "127.0.0.1", _free_port()
         server_log = tempfile.TemporaryFile("w+")
-        server = subprocess.Popen([sys.executable, "-m", "kg.serve", "--graph", args.graph, "--port", str(port),
-                                   "--timeout", str(args.timeout)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=server_log)
+        server = subprocess.Popen([sys.executable, "-m", "kg.serve", "--graph", str(Path(args.graph).resolve()),
+                                   "--port", str(port), "--timeout", str(args.timeout)], cwd=args.kg,
+                                  env=os.environ | {"PYTHONPATH": args.kg}, stdout=subprocess.DEVNULL, stderr=server_log)
+    hostile = contextlib.ExitStack()
     try:
         deadline = time.monotonic() + 600
         while True:
@@ -206,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.2)
 
         jobs = _jobs(_bindings(host, port), args.endpoint)
+        _hostile(hostile, host, port, args.idle, args.stalled)
         warm = Stats()
         _client(host, port, jobs, list(range(len(jobs))), warm)  # one of each, not counted
         order = [i % len(jobs) for i in range(args.queries)]
@@ -223,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - start
         cpu = _cpu_seconds(pids) - cpu
     finally:
+        hostile.close()
         if server is not None:
             server.terminate()
             server.wait(30)
@@ -234,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({status['triples']} triples), endpoint /{'api/query' if args.endpoint == 'api' else 'sparql'}")
     print(f"machine: {_machine()}; load average {load:.1f} when the run started")
     print(f"{len(results)} queries, {args.clients} clients, {len(jobs)} canned queries round-robin, "
-          f"after one warm-up pass of each")
+          f"after one warm-up pass of each; {args.idle} idle connections, {args.stalled} stalled clients; "
+          f"kg serve of {args.kg}")
     print()
     width = max(len(j.name) for j in jobs)
     print(f"{'query':<{width}}  {'n':>5}  {'errors':>6}  {'rows':>5}  {'p50 ms':>8}  {'p95 ms':>8}")

@@ -13,6 +13,7 @@ import click
 
 import kg
 from kg.errors import KGError, OutputsWritten
+from kg.serve import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
 
 FORMATS = ("table", "csv", "json")
 
@@ -194,10 +195,45 @@ def validate(graph) -> None:
     click.echo(f"{found.path}: {found.triples} triples conform to kg's SHACL shapes")
 
 
-from kg.evaluation.keyphrases import eval_command  # noqa: E402  (heavy imports only when it runs)
-from kg.serve.command import serve_command  # noqa: E402  (stdlib and click only at import)
+@cli.command()
+@click.option("--graph", "graph_dir", default="outputs", show_default=True, type=click.Path(path_type=str),
+              help="Folder of a `kg build` (its graph.nt and graph.json).")
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on; another than 127.0.0.1 only if asked.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free one).")
+@click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0.1, max=86400),
+              help="Seconds a SPARQL query may run before it is stopped.")
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="Memory the SPARQL engine may use (4G, 512M; 0: no limit); a query past it is stopped "
+                   "with 503. Default: a quarter of this machine's memory.")
+@click.option("--allow-service", "allow_service", multiple=True, metavar="IRI",
+              help="A SPARQL endpoint that queries may call with SERVICE (repeatable). Federated queries are "
+                   "refused otherwise.")
+@click.option("--log", "access", is_flag=True, help="Print a line for every request.")
+def serve(graph_dir, host, port, timeout, max_memory, allow_service, access) -> None:
+    """Serve the graph built into --graph: the explorer at / and the SPARQL endpoint at /sparql."""
+    from kg.serve import serve as run
+    from kg.serve.worker import parse_size
 
-cli.add_command(serve_command, "serve")
+    say = lambda m: click.echo(f"kg serve: {m}", err=True)
+
+    def started(server) -> None:
+        s = server.explorer.summary
+        click.echo(f"serving {graph_dir} ({s['papers']} papers, {s['concepts']} concepts, {server.store.triples} triples)")
+        click.echo(f"  explorer:        {server.url}")
+        click.echo(f"  SPARQL endpoint: {server.sparql_url}  (read-only; queries stop after {timeout:g} s "
+                   f"or {server.max_memory_text} of memory)")
+        click.echo("Press Ctrl-C to stop.")
+        sys.stdout.flush()
+
+    signal = run(graph_dir, host=host, port=port, timeout=timeout, log=say, access_log=say if access else None,
+                 max_memory=None if max_memory is None else parse_size(max_memory), allow_service=allow_service,
+                 on_start=started)
+    if signal:
+        say(f"stopped ({signal})")
+
+
+from kg.evaluation.keyphrases import eval_command  # noqa: E402  (heavy imports only when it runs)
+
 cli.add_command(eval_command, "eval")
 
 

@@ -1,5 +1,7 @@
 """``python -m kg.serve [options]``: ``kg serve`` (the load benchmark and the tests run it as its own process)."""
 
-from kg.serve.command import main
+import sys
 
-main()
+from kg.cli import main
+
+main(["serve", *sys.argv[1:]])

@@ -1,58 +1,112 @@
-"""The HTTP front of ``kg serve``: routes, the Host guard, query deadlines, spooled answers.
+"""The routes of ``kg serve``, a Starlette app: the explorer and its data, the canned queries, and the
+SPARQL 1.1 Protocol forwarded to the Oxigraph worker within its deadline (`kg.serve.forward`).
 
-The explorer page and its data, the canned queries and the SPARQL 1.1 Protocol, forwarded to
-the Oxigraph worker (`kg.serve.worker`); docs/design.md says why the deadline is kg's.
+A route is a function of the request (``async def`` when it forwards to the worker; a plain
+``def``, which Starlette runs in a thread, when it calls the explorer) listed in `ROUTES`.
+`_guard` checks every request's Host before any route and adds the headers every answer carries.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import http.client
-import io
+import asyncio
 import json
-import os
-import re
-import socket
-import sys
-import tempfile
-import threading
-import time
-import weakref
-from collections.abc import Collection, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode
 
-from kg.errors import InputError, KGError
-from kg.serve.worker import (
-    _Pool,
-    _Unavailable,
-    _Worker,
-    default_max_memory,
-    format_size,
-)
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kg.errors import KGError
+from kg.serve.forward import Answer, Refusal, dispatch
 from kg.sparql.bindings import check_federation
 from kg.sparql.catalogue import bound_query, canned_queries
-from kg.sparql.store import Log, _FolderLock, _quiet, oxigraph_binary, prepare_store
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 7878
-DEFAULT_TIMEOUT = 10.0
-_MAX_BUFFER = 8 * 1024 * 1024  # an answer is spooled in memory up to this size, then in a temporary file
-_WRITE_TIMEOUT = 30.0  # seconds a client may take to read each 64 KiB of an answer
-_MAX_REQUEST = 16 * 1024 * 1024
-_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+MAX_REQUEST = 16 * 1024 * 1024  # bytes of a request body
+WRITE_TIMEOUT = 30.0  # seconds a client may take to read each 64 KiB of an answer
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: blob:; "
+        "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+_CLOSE = {"Connection": "close"}
 
 
 # --------------------------------------------------------------------------------------------
-# The front
+# Answers
+
+
+def text(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return Response((message.rstrip("\n") + "\n").encode("utf-8"), status, headers, "text/plain; charset=utf-8")
+
+
+def as_json(data, status: int = 200) -> Response:
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return Response(body, status, media_type="application/json; charset=utf-8")
+
+
+class _Spooled:
+    """The worker's answer sent from its spool, a chunk at a time, each within `WRITE_TIMEOUT`:
+    a client that stops reading is dropped (its connection aborted) and its spool freed, instead
+    of being waited for. What it may hold meanwhile is bounded by the server's write buffer."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+
+    async def __call__(self, scope, receive, send) -> None:
+        answer = self.answer
+
+        async def within(message) -> None:
+            async with asyncio.timeout(WRITE_TIMEOUT):
+                await send(message)
+
+        try:
+            headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers.items()]
+            headers.append((b"content-length", str(answer.size).encode()))
+            await within({"type": "http.response.start", "status": answer.status, "headers": headers})
+            answer.spool.seek(0)
+            chunk = b"" if scope["method"] == "HEAD" else answer.spool.read(1 << 16)
+            more = True
+            while more:
+                nxt = answer.spool.read(1 << 16) if chunk else b""
+                more = bool(nxt)
+                await within({"type": "http.response.body", "body": chunk, "more_body": more})
+                chunk = nxt
+        except TimeoutError:
+            abort = scope.get("extensions", {}).get("kg.abort")
+            if abort is not None:
+                abort()
+                await asyncio.sleep(0)  # the server sees the connection lost before this returns
+        finally:
+            answer.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Requests
+
+
+async def read_body(request: Request) -> bytes | Response:
+    """The request's body, at most `MAX_REQUEST` bytes (``Content-Length`` or chunked), or the
+    ``413`` to answer (and the connection closed: the rest of the body is not read)."""
+    too_big = text(413, f"the request body must be at most {MAX_REQUEST} bytes", _CLOSE)
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            if not 0 <= int(declared) <= MAX_REQUEST:
+                return too_big
+        except ValueError:
+            return too_big
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_REQUEST:
+            return too_big
+    return bytes(body)
 
 
 _JSON_REQUEST = 'the body must be a JSON object: {"name": "QUERY", "bindings": {"VARIABLE": "value", ...}}'
 
 
-def _json_request(body: bytes) -> tuple[str, dict[str, str]]:
+def json_request(body: bytes) -> tuple[str, dict[str, str]]:
     """The query name and bindings of a JSON ``/api/query`` body; `ValueError` with the reason."""
     try:
         data = json.loads(body or b"{}")
@@ -74,541 +128,231 @@ def _json_request(body: bytes) -> tuple[str, dict[str, str]]:
     return name, out
 
 
-class _Front(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address, handler, app: Server) -> None:
-        self.app = app
-        self.connections: set[socket.socket] = set()
-        self._conn_lock = threading.Lock()
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, handler)
-
-    def server_bind(self) -> None:  # without HTTPServer's reverse DNS lookup of the address
-        import socketserver
-
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
-
-    def process_request(self, request, client_address):
-        with self._conn_lock:
-            self.connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request):
-        with self._conn_lock:
-            self.connections.discard(request)
-        super().shutdown_request(request)
-
-    def close_connections(self) -> None:
-        with self._conn_lock:
-            for conn in list(self.connections):
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request, client_address):  # a client that went away is not an error
-        exc = sys.exc_info()[1]
-        if isinstance(exc, (ConnectionError, TimeoutError, socket.timeout)):
-            return
-        super().handle_error(request, client_address)
+def _form(body: bytes, **options) -> dict[str, list[str]]:
+    return parse_qs(body.decode("utf-8", "replace"), **options)
 
 
-_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: blob:; "
-        "connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "kg-serve"
-    timeout = 120  # idle keep-alive connections are closed after this
-    server: _Front
-
-    def version_string(self) -> str:
-        return self.server_version
-
-    # -- plumbing
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
-        self.server.app.access_log(f"{self.address_string()} {format % args}")
-
-    def _send(self, status: int, body: bytes, ctype: str, headers: Mapping[str, str] = {}) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Cache-Control", "no-store")
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _text(self, status: int, message: str) -> None:
-        self._send(status, (message.rstrip("\n") + "\n").encode("utf-8"), "text/plain; charset=utf-8")
-
-    def _json(self, data, status: int = 200) -> None:
-        self._send(status, json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
-                   "application/json; charset=utf-8")
-
-    def _body(self) -> bytes | None:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            self.close_connection = True
-            self._text(411, "send the request body with a Content-Length")
-            return None
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0 or length > _MAX_REQUEST:
-            self.close_connection = True
-            self._text(413, f"the request body must be at most {_MAX_REQUEST} bytes")
-            return None
-        return self.rfile.read(length) if length else b""
-
-    def _host_ok(self) -> bool:
-        """When bound to loopback, only local host names (a guard against DNS rebinding)."""
-        if not self.server.app.loopback:
-            return True
-        host = (self.headers.get("Host") or "").strip().lower()
-        if not host:  # HTTP/1.0 without Host: not a browser, so not a rebinding attack
-            return True
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return name.strip("[]") in _LOOPBACK
-
-    # -- methods
-    def do_GET(self) -> None:
-        self._route("GET")
-
-    def do_HEAD(self) -> None:
-        self._route("HEAD")
-
-    def do_POST(self) -> None:
-        self._route("POST")
-
-    def _route(self, method: str) -> None:
-        app = self.server.app
-        if len(self.headers.get_all("Host") or ()) > 1:
-            self.close_connection = True
-            return self._text(400, "a request must have one Host header, not several")
-        if not self._host_ok():
-            self.close_connection = True
-            return self._text(421, "this server answers only to 127.0.0.1, localhost or [::1]")
-        url = urlsplit(self.path)
-        path = url.path
-        try:
-            if path in ("/sparql", "/query", "/update"):
-                return self._sparql(method, path, url.query)
-            if method == "POST" and path != "/api/query":
-                self._body()
-                return self._send(405, f"{path} takes GET\n".encode(), "text/plain; charset=utf-8", {"Allow": "GET, HEAD"})
-            if path in ("/", "/index.html"):
-                return self._send(200, app.explorer_page(), "text/html; charset=utf-8", {"Content-Security-Policy": _CSP})
-            if path == "/queries":
-                return self._json(canned_queries())
-            if path == "/api/status":
-                return self._json(app.status())
-            if path == "/api/query":
-                return self._named_query(method, url.query)
-            if path.startswith("/api/"):
-                return self._explorer_api(path, parse_qs(url.query))
-            if path == "/favicon.ico":
-                return self._send(204, b"", "image/x-icon")
-            self._text(404, f"no such page: {path}; see / (explorer), /sparql (SPARQL endpoint), /queries")
-        except KGError as e:
-            self._text(400, str(e))
-
-    def _explorer_api(self, path: str, params: dict[str, list[str]]) -> None:
-        explorer = self.server.app.explorer
-        first = lambda k, d="": (params.get(k) or [d])[0]
-        if path == "/api/search":
-            try:
-                limit = max(1, min(int(first("limit", "20")), 100))
-            except ValueError:
-                return self._text(400, "limit must be a whole number")
-            return self._json(explorer.search(first("q"), limit=limit))
-        if path == "/api/graph":
-            try:
-                min_papers = max(1, int(first("min_papers", "1") or 1))
-            except ValueError:
-                return self._text(400, "min_papers must be a whole number")
-            return self._json(explorer.graph_data(venue=first("venue") or None, min_papers=min_papers))
-        if path in ("/api/node", "/api/neighborhood"):
-            node = first("id")
-            data = explorer.node(node) if path == "/api/node" else explorer.neighborhood(node)
-            if data is None:
-                return self._text(404, f"no node {node!r} in the graph")
-            return self._json(data)
-        self._text(404, f"no such page: {path}")
-
-    def _named_query(self, method: str, qs: str) -> None:
-        params = parse_qs(qs, keep_blank_values=True)
-        name = (params.get("name") or [""])[0]
-        bindings: list[str] | dict = params.get("bind", [])
-        if method == "POST":
-            body = self._body()
-            if body is None:
-                return
-            ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-            if ctype == "application/json":
-                try:
-                    name, bindings = _json_request(body)
-                except ValueError as e:
-                    return self._text(400, str(e))
-            else:
-                form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
-                name = (form.get("name") or [name])[0]
-                bindings = list(bindings) + form.get("bind", [])
-        query = bound_query(name, bindings)
-        check_federation(query, self.server.app.allowed_services)
-        accept = self.headers.get("Accept") or "application/sparql-results+json"
-        if "html" in accept:
-            accept = "application/sparql-results+json"
-        self._forward("POST", "/query", urlencode({"query": query}).encode("utf-8"),
-                      {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept})
-
-    def _sparql(self, method: str, path: str, qs: str) -> None:
-        if method == "HEAD":
-            method = "GET"
-        body = b""
-        ctype_full = self.headers.get("Content-Type") or ""
-        ctype = ctype_full.split(";")[0].strip().lower()
-        target = "/update" if path == "/update" else "/query"
-        if method == "POST":
-            read = self._body()
-            if read is None:
-                return
-            body = read
-            if ctype == "application/sparql-update":
-                target = "/update"
-            elif ctype == "application/x-www-form-urlencoded":
-                form = parse_qs(body.decode("utf-8", "replace"))
-                if "update" in form and "query" not in form:
-                    target = "/update"
-        elif "update" in parse_qs(qs) and "query" not in parse_qs(qs):
-            target = "/update"
-        texts = [v for k, vs in parse_qs(qs).items() if k in ("query", "update") for v in vs]
-        if method == "POST":
-            if ctype in ("application/sparql-query", "application/sparql-update"):
-                texts.append(body.decode("utf-8", "replace"))
-            elif ctype == "application/x-www-form-urlencoded":
-                form = parse_qs(body.decode("utf-8", "replace"))
-                texts += [v for k, vs in form.items() if k in ("query", "update") for v in vs]
-        for text in texts:
-            check_federation(text, self.server.app.allowed_services)
-        headers = {"Accept": self.headers.get("Accept") or "*/*"}
-        if method == "POST":
-            headers["Content-Type"] = ctype_full
-        self._forward(method, target + (f"?{qs}" if qs else ""), body if method == "POST" else None, headers)
-
-    def _forward(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> None:
-        """Send a request to the worker and its answer to the client, within the query deadline.
-
-        At most `Server.concurrency` requests run in the worker at once (others wait their
-        turn, up to `Server.queue_wait` seconds): a query's clock starts when it is sent, so
-        its timeout measures its own run, not the queue in front of it. The answer is read
-        whole into a spool (memory, then a temporary file) and checked before the slot is
-        given back and the answer sent, so a client that reads slowly, or not at all, holds
-        only its spool and its own thread, never a slot of the worker.
-        """
-        app = self.server.app
-        if not app.slots.acquire(timeout=app.queue_wait):
-            return self._text(503, f"the server is busy: {app.concurrency} queries are running and others are "
-                                   f"waiting; try again")
-        try:
-            answer = self._dispatch(app, method, path, body, headers)
-        finally:
-            app.slots.release()
-        if answer is not None:
-            with answer:
-                self._send_answer(answer)
-
-    def _dispatch(self, app: Server, method: str, path: str, body: bytes | None,
-                  headers: dict[str, str]) -> _Answer | None:
-        """The worker's whole answer, or None when an error was sent instead."""
-        start = time.monotonic()
-        deadline = start + app.timeout
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                generation, conn, reused = app.pool.get(deadline)
-            except _Unavailable as e:
-                return self._text(503, str(e))
-            received = False
-            spool = tempfile.SpooledTemporaryFile(max_size=_MAX_BUFFER)
-            try:
-                conn.timeout = max(0.01, deadline - time.monotonic())
-                conn.request(method, path, body=body, headers=headers)
-                conn.sock.settimeout(max(0.01, deadline - time.monotonic()))
-                resp = conn.getresponse()
-                received = True
-                while True:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise TimeoutError
-                    conn.sock.settimeout(remaining)
-                    data = resp.read1(1 << 16)
-                    if not data:
-                        break
-                    spool.write(data)
-                if resp.will_close:
-                    conn.close()
-                else:
-                    app.pool.put(generation, conn)
-                answer = _Answer(resp.status, {k: resp.getheader(k) for k in _ANSWER_HEADERS if resp.getheader(k)}, spool)
-                problem = answer.problem() if resp.status == 200 else None
-                if problem:
-                    answer.close()
-                    return self._text(502, f"the SPARQL server failed while writing its answer: {problem}")
-                app.answered += 1
-                return answer
-            except (TimeoutError, socket.timeout):
-                spool.close()
-                conn.close()
-                app.timeouts += 1
-                app.worker.restart(generation, f"a query ran past the {app.timeout:g} s timeout")
-                return self._text(503, f"the query ran longer than the {app.timeout:g} s timeout and was stopped")
-            except (OSError, http.client.HTTPException) as e:
-                spool.close()
-                conn.close()
-                if app.worker.out_of_memory(generation):
-                    return self._text(503, f"the SPARQL server ran out of its memory limit ({app.max_memory_text}) "
-                                           f"while answering and was restarted; the query was stopped")
-                restarted = not app.worker.current(generation)
-                if attempt < 3 and time.monotonic() < deadline and (restarted or (reused and not received)):
-                    continue  # the worker was restarted under it, or a stale keep-alive connection: send again
-                return self._text(502, f"the SPARQL server failed to answer ({e.__class__.__name__}: {e})")
-
-    def _send_answer(self, answer: _Answer) -> None:
-        """Send *answer*, a chunk at a time, each within `_WRITE_TIMEOUT`: a client that stops
-        reading is dropped, and its spool freed, instead of being waited for."""
-        self.send_response(answer.status)
-        for name, value in answer.headers.items():
-            self.send_header(name, value)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Length", str(answer.size))
-        self.end_headers()
-        if self.command == "HEAD":
-            return
-        self.connection.settimeout(_WRITE_TIMEOUT)
-        try:
-            answer.spool.seek(0)
-            while chunk := answer.spool.read(1 << 16):
-                self.wfile.write(chunk)
-        except (TimeoutError, socket.timeout):
-            self.close_connection = True
-        finally:
-            self.connection.settimeout(self.timeout)
-
-
-_ANSWER_HEADERS = ("Content-Type", "Content-Location", "Vary")
-
-
-_CHECKED_WHOLE = 64 * 1024 * 1024  # answers up to this size are parsed whole to check them; bigger ones by their end
-
-
-class _Answer:
-    """A worker's answer, read whole: status, the headers passed on, and the body in a spool."""
-
-    def __init__(self, status: int, headers: dict[str, str], spool) -> None:
-        self.status, self.headers, self.spool = status, headers, spool
-        self.size = spool.tell()
-
-    def __enter__(self) -> _Answer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self.spool.close()
-
-    def _read(self, start: int = 0) -> bytes:
-        self.spool.seek(start)
-        return self.spool.read()
-
-    def problem(self) -> str | None:
-        """Why a ``200`` body is not a complete document, or None. Oxigraph evaluates lazily: an
-        error met after the first rows (a failing SERVICE, say) is written as text into the
-        results it has begun, with ``200 OK``; that must reach the client as an error."""
-        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        tail = self._read(max(0, self.size - 4096)).rstrip()
-        whole = self.size <= _CHECKED_WHOLE
-        if ctype in ("application/sparql-results+json", "application/json", "application/ld+json"):
-            if whole:
-                try:
-                    json.loads(self._read())
-                    return None
-                except (ValueError, RecursionError):
-                    pass
-            elif tail.endswith((b"}", b"]")):
-                return None
-        elif ctype in ("application/sparql-results+xml", "application/rdf+xml", "application/xml"):
-            if tail.endswith((b"</sparql>", b"</rdf:RDF>", b"/>")):
-                return None
-        elif ctype in ("text/csv", "text/tab-separated-values"):
-            if not whole or _complete_table(self._read(), "\t" if "tab" in ctype else ","):
-                return None
-        elif ctype in ("application/n-triples", "application/n-quads", "text/turtle", "application/trig"):
-            if not tail or tail.endswith(b"."):
-                return None
-        else:
-            return None
-        last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace").strip()
-        return last[-300:] or "an incomplete answer"
-
-
-def _complete_table(body: bytes, delimiter: str) -> bool:
-    """Whether the last record of a SPARQL CSV/TSV result has as many fields as its header."""
-    import csv
-
-    rows = list(csv.reader(io.StringIO(body.decode("utf-8", "replace"), newline=""), delimiter=delimiter,
-                           quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE))
-    rows = [r for r in rows if r]
-    return len(rows) < 2 or len(rows[-1]) == len(rows[0])
+def _media_type(request: Request) -> str:
+    return (request.headers.get("content-type") or "").split(";")[0].strip().lower()
 
 
 # --------------------------------------------------------------------------------------------
-# The server
+# The SPARQL endpoint and the canned queries
 
 
-_LIVE: weakref.WeakSet[Server] = weakref.WeakSet()
+async def forward(request: Request, method: str, path: str, body: bytes | None, headers: dict[str, str]):
+    """Send a request to the worker and its answer to the client, within the query deadline.
 
-
-@atexit.register
-def _stop_all() -> None:
-    for server in list(_LIVE):
-        with contextlib.suppress(Exception):
-            server.stop()
-
-
-class Server:
-    """A running ``kg serve``: the front, the Oxigraph worker and the folder lock. Stop it with
-    `stop` (or use it as a context manager)."""
-
-    def __init__(self, graph_dir: Path, host: str, port: int, timeout: float, *, log: Log = _quiet,
-                 access_log: Log = _quiet, concurrency: int | None = None, max_memory: int | None = None,
-                 allow_service: Collection[str] = ()) -> None:
-        from kg.graph.io import load_graph
-        from kg.view.explorer import Explorer
-
-        if timeout <= 0:
-            raise KGError(f"--timeout must be positive, not {timeout}")
-        self.graph_dir, self.host, self.timeout = Path(graph_dir), host, float(timeout)
-        self.log, self.access_log = log, access_log
-        self.loopback = host in _LOOPBACK or host.startswith("127.")
-        self.max_memory = default_max_memory() if max_memory is None else int(max_memory)
-        self.max_memory_text = format_size(self.max_memory)
-        self.allowed_services = frozenset(_check_endpoint(e) for e in allow_service)
-        self.answered = self.timeouts = 0
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
-        self.concurrency = max(1, concurrency or max(2, cores))  # queries running in the worker at once
-        self.slots = threading.BoundedSemaphore(self.concurrency)
-        self.queue_wait = max(60.0, 6 * self.timeout)
-        self._stopped = False
-        self._lock: _FolderLock | None = None
-        self.worker: _Worker | None = None
-        self._front: _Front | None = None
-        self._serving = False
-        if self.graph_dir.is_file() and (self.graph_dir.parent / "graph.nt").is_file():  # an output file of a build: its folder
-            self.graph_dir = self.graph_dir.parent
-        elif self.graph_dir.exists() and not self.graph_dir.is_dir():
-            raise InputError(f"{self.graph_dir}: a file, not the output folder of a build; pass --graph FOLDER (the --out of kg build)")
-        elif not self.graph_dir.is_dir():
-            raise InputError(f"{self.graph_dir}: no such folder; run `kg build --out {self.graph_dir}` first, or pass --graph")
-        graph_json = self.graph_dir / "graph.json"
-        try:
-            try:  # first, so that a busy port fails at once; connections wait in the backlog until it serves
-                self._front = _Front((host, port), _Handler, self)
-            except OSError as e:
-                raise KGError(f"cannot listen on {host}:{port} ({e.strerror or e}); pick another --port or --host") from e
-            self._lock = _FolderLock(self.graph_dir)
-            exe = oxigraph_binary()
-            self.store = prepare_store(self.graph_dir, oxigraph=exe, log=log, _lock=self._lock)
-            self.explorer = Explorer(load_graph(graph_json), title=f"kg: {self.graph_dir.resolve().name}")
-            self.worker = _Worker(exe, self.store.location, log=log, max_memory=self.max_memory)
-            self.pool = _Pool(self.worker)
-            self.worker.start()
-            _LIVE.add(self)
-            self._thread = threading.Thread(target=self._front.serve_forever, kwargs={"poll_interval": 0.2},
-                                            name="kg-serve-front", daemon=True)
-            self._thread.start()
-            self._serving = True
-        except BaseException:
-            self.stop()
-            raise
-
-    @property
-    def port(self) -> int:
-        return self._front.server_address[1]
-
-    @property
-    def url(self) -> str:
-        host = self.host if ":" not in self.host else f"[{self.host}]"
-        return f"http://{host}:{self.port}/"
-
-    @property
-    def sparql_url(self) -> str:
-        return self.url + "sparql"
-
-    def explorer_page(self) -> bytes:
-        return self.explorer.page()
-
-    def status(self) -> dict:
-        return {"graph": str(self.graph_dir), "triples": self.store.triples, "timeout": self.timeout,
-                "concurrency": self.concurrency, "max_memory": self.max_memory,
-                "allowed_services": sorted(self.allowed_services),
-                "worker": {"pid": self.worker.pid, "generation": self.worker.generation, "restarts": self.worker.restarts},
-                "answered": self.answered, "timeouts": self.timeouts}
-
-    def stop(self) -> None:
-        """Stop answering, stop the worker, release the folder. Safe to call twice."""
-        if self._stopped:
-            return
-        self._stopped = True
-        if self._front is not None:
-            if self._serving:
-                self._front.shutdown()
-            self._front.server_close()
-            self._front.close_connections()
-        if self.worker is not None:
-            self.worker.stop()
-            self.pool.close()
-        if self._lock is not None:
-            self._lock.close()
-        _LIVE.discard(self)
-
-    def __enter__(self) -> Server:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-
-def start_server(graph_dir: str | os.PathLike = "outputs", host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                 timeout: float = DEFAULT_TIMEOUT, *, log: Log = _quiet, access_log: Log = _quiet,
-                 concurrency: int | None = None, max_memory: int | None = None,
-                 allow_service: Collection[str] = ()) -> Server:
-    """Serve the build in *graph_dir* (explorer at ``/``, SPARQL at ``/sparql``) until `Server.stop`.
-
-    Loads or reuses the Oxigraph store, starts ``oxigraph serve-read-only`` on a loopback port and
-    kg's front on *host*:*port* (``port=0``: any free port, see `Server.url`), in background
-    threads. Queries are stopped after *timeout* seconds; at most *concurrency* run at once
-    (default: the number of CPU cores, at least 2), the others wait their turn. The worker's
-    heap is capped at *max_memory* bytes (default `default_max_memory`; 0: no cap). ``SERVICE``
-    clauses are refused unless their endpoint is one of *allow_service*.
+    At most `Server.concurrency` requests run in the worker at once (others wait their turn,
+    up to `Server.queue_wait` seconds): a query's clock starts when it is sent, so its timeout
+    measures its own run, not the queue. The answer is read whole into a spool and checked in
+    a thread of the server's pool before the slot is given back, so a client that reads slowly,
+    or not at all, holds only its spool, never a slot of the worker.
     """
-    return Server(Path(graph_dir), host, port, timeout, log=log, access_log=access_log, concurrency=concurrency,
-                  max_memory=max_memory, allow_service=allow_service)
-
-
-def _check_endpoint(iri: str) -> str:
+    server = request.app.state.kg
     try:
-        parts = urlsplit(iri)
+        async with asyncio.timeout(server.queue_wait):
+            await server.slots.acquire()
+    except TimeoutError:
+        return text(503, f"the server is busy: {server.concurrency} queries are running and others are waiting; try again")
+    try:
+        loop = asyncio.get_running_loop()
+        outcome = await loop.run_in_executor(server.forwarders, dispatch, server, method, path, body, headers)
+    finally:
+        server.slots.release()
+    if isinstance(outcome, Refusal):
+        return text(outcome.status, outcome.message)
+    return _Spooled(outcome)
+
+
+def _update_target(method: str, ctype: str, body: bytes, query: dict[str, list[str]]) -> bool:
+    """Whether a SPARQL Protocol request is an update (which the read-only worker refuses with 403)."""
+    if method == "POST" and ctype == "application/sparql-update":
+        return True
+    form = _form(body) if method == "POST" and ctype == "application/x-www-form-urlencoded" else query
+    return "update" in form and "query" not in form
+
+
+def _texts(method: str, ctype: str, body: bytes, query: dict[str, list[str]]) -> list[str]:
+    """Every query or update text of a request (its URL, its form, its body), to check for SERVICE."""
+    texts = [v for k, vs in query.items() if k in ("query", "update") for v in vs]
+    if method == "POST" and ctype in ("application/sparql-query", "application/sparql-update"):
+        texts.append(body.decode("utf-8", "replace"))
+    elif method == "POST" and ctype == "application/x-www-form-urlencoded":
+        texts += [v for k, vs in _form(body).items() if k in ("query", "update") for v in vs]
+    return texts
+
+
+async def sparql(request: Request):
+    """``/sparql``, ``/query``, ``/update``: the SPARQL 1.1 Protocol, forwarded to the worker."""
+    method = "GET" if request.method == "HEAD" else request.method
+    body = b""
+    if method == "POST":
+        body = await read_body(request)
+        if isinstance(body, Response):
+            return body
+    ctype, qs = _media_type(request), request.url.query
+    query = parse_qs(qs)
+    update = request.url.path == "/update" or _update_target(method, ctype, body, query)
+    for t in _texts(method, ctype, body, query):
+        check_federation(t, request.app.state.kg.allowed_services)
+    headers = {"Accept": request.headers.get("accept") or "*/*"}
+    target = "/update" if update else "/query"
+    if method == "GET":  # sent as a form: Oxigraph refuses a request head over 8 KB, a long query in a URL
+        method, body, headers["Content-Type"] = "POST", request.scope["query_string"], "application/x-www-form-urlencoded"
+    else:
+        headers["Content-Type"] = request.headers.get("content-type") or ""
+        target += f"?{qs}" if qs else ""
+    return await forward(request, method, target, body, headers)
+
+
+async def named_query(request: Request):
+    """``/api/query``: a canned query by name, with bindings (values become terms, never query text)."""
+    params = parse_qs(request.url.query, keep_blank_values=True)
+    name = (params.get("name") or [""])[0]
+    bindings: list[str] | dict = params.get("bind", [])
+    if request.method == "POST":
+        body = await read_body(request)
+        if isinstance(body, Response):
+            return body
+        if _media_type(request) == "application/json":
+            try:
+                name, bindings = json_request(body)
+            except ValueError as e:
+                return text(400, str(e))
+        else:
+            form = _form(body, keep_blank_values=True)
+            name = (form.get("name") or [name])[0]
+            bindings = list(bindings) + form.get("bind", [])
+    query = bound_query(name, bindings)
+    check_federation(query, request.app.state.kg.allowed_services)
+    accept = request.headers.get("accept") or "application/sparql-results+json"
+    if "html" in accept:
+        accept = "application/sparql-results+json"
+    return await forward(request, "POST", "/query", urlencode({"query": query}).encode("utf-8"),
+                         {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept})
+
+
+def queries(request: Request) -> Response:
+    return as_json(canned_queries())
+
+
+def status(request: Request) -> Response:
+    return as_json(request.app.state.kg.status())
+
+
+# --------------------------------------------------------------------------------------------
+# The explorer: each route a thin call into kg.view.explorer
+
+
+def _explorer(request: Request):
+    return request.app.state.kg.explorer
+
+
+def _whole(request: Request, name: str, default: int) -> int:
+    try:
+        return int(request.query_params.get(name) or default)
     except ValueError:
-        parts = urlsplit("")
-    if parts.scheme not in ("http", "https") or not parts.netloc or re.search(r'[<>"{}|^`\\\x00-\x20]', iri):
-        raise InputError(f"--allow-service {iri!r}: give the endpoint's full http(s) IRI")
-    return iri
+        raise KGError(f"{name} must be a whole number") from None
+
+
+def explorer_page(request: Request) -> Response:
+    return Response(_explorer(request).page(), media_type="text/html; charset=utf-8",
+                    headers={"Content-Security-Policy": _CSP})
+
+
+def api_graph(request: Request) -> Response:
+    min_papers = max(1, _whole(request, "min_papers", 1))
+    return as_json(_explorer(request).graph_data(venue=request.query_params.get("venue") or None, min_papers=min_papers))
+
+
+def api_search(request: Request) -> Response:
+    limit = max(1, min(_whole(request, "limit", 20), 100))
+    return as_json(_explorer(request).search(request.query_params.get("q", ""), limit=limit))
+
+
+def api_node(request: Request) -> Response:
+    node = request.query_params.get("id", "")
+    found = _explorer(request).node(node) if request.url.path == "/api/node" else _explorer(request).neighborhood(node)
+    return text(404, f"no node {node!r} in the graph") if found is None else as_json(found)
+
+
+def favicon(request: Request) -> Response:
+    return Response(b"", 204, media_type="image/x-icon")
+
+
+ROUTES = [
+    Route("/", explorer_page),
+    Route("/index.html", explorer_page),
+    Route("/api/graph", api_graph),
+    Route("/api/search", api_search),
+    Route("/api/node", api_node),
+    Route("/api/neighborhood", api_node),
+    Route("/queries", queries),
+    Route("/api/status", status),
+    Route("/api/query", named_query, methods=["GET", "POST"]),
+    Route("/sparql", sparql, methods=["GET", "POST"]),
+    Route("/query", sparql, methods=["GET", "POST"]),
+    Route("/update", sparql, methods=["GET", "POST"]),
+    Route("/favicon.ico", favicon),
+]
+
+
+# --------------------------------------------------------------------------------------------
+# The app
+
+
+def _refused(request: Request, exc: KGError) -> Response:
+    return text(400, str(exc))
+
+
+def _http_error(request: Request, exc: HTTPException) -> Response:
+    path = request.url.path
+    if exc.status_code == 404:
+        return text(404, f"no such page: {path}; see / (explorer), /sparql (SPARQL endpoint), /queries")
+    if exc.status_code == 405:  # the body, if any, is not read: close rather than drain it
+        return text(405, f"{path} takes {exc.headers.get('Allow', 'GET')}", {**(exc.headers or {}), **_CLOSE})
+    return text(exc.status_code, exc.detail, exc.headers)
+
+
+def _guard(app, server):
+    """ASGI middleware: bound to loopback, only a local Host (a guard against DNS rebinding; h11
+    refuses a request with several); the headers every answer carries; a line per request for
+    the access log."""
+
+    async def guarded(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        hosts = [v.decode("latin-1") for k, v in scope["headers"] if k == b"host"]  # one at most: h11 refuses more
+        refusal = None
+        if server.loopback and hosts and not _local(hosts[0]):
+            refusal = text(421, "this server answers only to 127.0.0.1, localhost or [::1]", _CLOSE)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), (b"x-content-type-options", b"nosniff"),
+                                      (b"cache-control", b"no-store")]
+                client = scope.get("client") or ("-", 0)
+                query = scope.get("query_string") or b""
+                target = scope["path"] + ("?" + query.decode("latin-1") if query else "")
+                server.access_log(f'{client[0]} "{scope["method"]} {target} HTTP/{scope["http_version"]}" {message["status"]}')
+            await send(message)
+
+        await (refusal or app)(scope, receive, send_with_headers)
+
+    return guarded
+
+
+def _local(host: str) -> bool:
+    host = host.strip().lower()
+    if not host:  # HTTP/1.0 without Host: not a browser, so not a rebinding attack
+        return True
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return name.strip("[]") in LOOPBACK
+
+
+def create_app(server) -> object:
+    """The ASGI app of *server* (a `kg.serve.server.Server`): its routes behind `_guard`."""
+    app = Starlette(routes=ROUTES, exception_handlers={KGError: _refused, HTTPException: _http_error})
+    app.state.kg = server
+    return _guard(app, server)

@@ -165,6 +165,11 @@ class _Worker:
                 self._cond.wait(0.05)
             return generation in self._out_of_memory
 
+    def failure(self) -> str | None:
+        """Why the worker stopped for good (it failed too often, or could not start), or None."""
+        with self._cond:
+            return self._failure if not self._thread.is_alive() else None
+
     def current(self, generation: int) -> bool:
         """Whether *generation* is the running worker (not restarted, nor asked to restart)."""
         with self._cond:
