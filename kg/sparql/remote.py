@@ -23,7 +23,7 @@ Protocol (``POST`` application/sparql-query), with ``--bind`` values written int
 text by `kg.sparql.bindings.substitute` (each value checked to read back as the same term), and reads
 the answer into the `kg.sparql.QueryResult` a local query gives.
 
-Only the standard library speaks HTTP here. Basic authentication comes from the URL
+HTTP goes through httpx. Basic authentication comes from the URL
 (``http://user:password@host/...``) or the environment variable ``KG_STORE_AUTH``
 (``user:password``); URLs are shown without their password in every message. Redirects are
 not followed (a redirected ``POST`` would silently lose its body).
@@ -31,15 +31,12 @@ not followed (a redirected ``POST`` would silently lose its body).
 
 from __future__ import annotations
 
-import base64
+import functools
 import json
 import os
 import re
 import secrets
-import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,8 +145,8 @@ def shown(url: str) -> str:
     return urlunsplit((parts.scheme, f"{parts.username}:***@{host}", parts.path, parts.query, parts.fragment))
 
 
-def _credentials(url: str, auth: tuple[str, str] | None) -> tuple[str, dict[str, str]]:
-    """*url* without userinfo, and the Authorization header of its userinfo, *auth* or ``$KG_STORE_AUTH``."""
+def _credentials(url: str, auth: tuple[str, str] | None) -> tuple[str, tuple[str, str] | None]:
+    """*url* without userinfo, and the basic-auth credentials of its userinfo, *auth* or ``$KG_STORE_AUTH``."""
     parts = urlsplit(url)
     if parts.username is not None:
         auth = (unquote(parts.username), unquote(parts.password or ""))
@@ -157,15 +154,7 @@ def _credentials(url: str, auth: tuple[str, str] | None) -> tuple[str, dict[str,
     elif auth is None and os.environ.get(AUTH_ENV):
         user, _, password = os.environ[AUTH_ENV].partition(":")
         auth = (user, password)
-    if auth is None:
-        return url, {}
-    token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode("ascii")
-    return url, {"Authorization": f"Basic {token}"}
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: PLR0913 - the base class's signature
-        return None  # the 3xx becomes an HTTPError
+    return url, auth
 
 
 class _Failure(Exception):
@@ -186,31 +175,46 @@ def _server_message(body: bytes, ctype: str) -> str:
     return line if len(line) <= _MESSAGE_CHARS else line[: _MESSAGE_CHARS - 1] + "…"
 
 
+@functools.cache
+def _client():
+    """One httpx client for the process (making one loads the CA certificates: ~0.2 s), which
+    keeps connections to a store alive between batches. Redirects are not followed."""
+    import httpx
+
+    return httpx.Client(follow_redirects=False)
+
+
+def _reason(e: Exception) -> str:
+    """The operating system's words for a failed connection (``Connection refused``), else the error's."""
+    cause: BaseException | None = e
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror
+        cause = cause.__cause__ or cause.__context__
+    return str(e) or e.__class__.__name__
+
+
 def _post(url: str, body: bytes, headers: Mapping[str, str], *, auth, timeout: float) -> tuple[bytes, str]:
     """POST *body* to *url*: the answer's body and content type, or `_Failure`."""
-    target, extra = _credentials(url, auth)
-    request = urllib.request.Request(target, data=body, method="POST", headers={**headers, **extra})
-    opener = urllib.request.build_opener(_NoRedirect)
+    import httpx
+
+    target, credentials = _credentials(url, auth)
     try:
-        with opener.open(request, timeout=timeout) as response:
-            return response.read(), response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as e:
-        try:
-            detail = _server_message(e.read(8192), e.headers.get("Content-Type", "") if e.headers else "")
-        except (OSError, AttributeError):
-            detail = ""
-        finally:
-            e.close()
-        where = f"; it redirects to {e.headers.get('Location')}" if 300 <= e.code < 400 and e.headers else ""
-        raise _Failure(f"{e.code} {e.reason}{where}" + (f": {detail}" if detail else ""), answered=True) from e
-    except (TimeoutError, socket.timeout) as e:
+        response = _client().post(target, content=body, headers=headers, timeout=timeout,
+                                  auth=httpx.BasicAuth(*credentials) if credentials else None)
+    except httpx.TimeoutException as e:
         raise _Failure(f"no answer within {timeout:g} s", answered=False) from e
-    except urllib.error.URLError as e:
-        reason = e.reason
-        text = getattr(reason, "strerror", None) or str(reason)
-        raise _Failure(f"cannot connect ({text})", answered=False) from e
-    except (OSError, ValueError) as e:  # a dropped connection, a malformed answer
-        raise _Failure(f"the connection failed ({e})", answered=False) from e
+    except httpx.ConnectError as e:
+        raise _Failure(f"cannot connect ({_reason(e)})", answered=False) from e
+    except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as e:  # a dropped connection, a malformed answer
+        raise _Failure(f"the connection failed ({_reason(e)})", answered=False) from e
+    ctype = response.headers.get("Content-Type", "")
+    if response.status_code >= 300:
+        detail = _server_message(response.content[:8192], ctype)
+        where = f"; it redirects to {response.headers.get('Location')}" if response.is_redirect else ""
+        raise _Failure(f"{response.status_code} {response.reason_phrase}{where}" + (f": {detail}" if detail else ""),
+                       answered=True)
+    return response.content, ctype
 
 
 # --------------------------------------------------------------------------------------------
