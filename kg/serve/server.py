@@ -73,7 +73,10 @@ class _LogHandler(logging.Handler):
         self.log, self.access = log, access
 
     def emit(self, record: logging.LogRecord) -> None:
-        (self.log if record.exc_info else self.access)(record.getMessage())
+        if record.exc_info:
+            self.log(self.format(record))  # with its traceback
+        else:
+            self.access(record.getMessage())
 
 
 _LIVE: weakref.WeakSet[Server] = weakref.WeakSet()
