@@ -20,7 +20,7 @@ def serve(graph_dir: str | os.PathLike = "outputs", *, host: str = DEFAULT_HOST,
     """Serve the build in *graph_dir* until SIGINT, SIGTERM or SIGHUP (`start_server`'s options),
     then stop the worker and free the port and the folder. *on_start* is called with the running
     `Server`. Returns the name of the signal that stopped it. Raises `KGError` when the SPARQL
-    worker fails for good."""
+    worker or the HTTP front fails for good."""
     import signal
     import threading
 
@@ -45,7 +45,7 @@ def serve(graph_dir: str | os.PathLike = "outputs", *, host: str = DEFAULT_HOST,
                 on_start(server)
             while not stop.wait(0.5):
                 if (failure := server.failure()) is not None:
-                    raise KGError(f"the SPARQL server failed: {failure}")
+                    raise KGError(failure)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

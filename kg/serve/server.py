@@ -204,8 +204,12 @@ class Server:
         return len(self._uvicorn.server_state.connections) if self._uvicorn is not None else 0
 
     def failure(self) -> str | None:
-        """Why the worker stopped for good (it failed too often), or None while it serves."""
-        return self.worker.failure() if self.worker is not None else None
+        """Why the server stopped serving for good (the worker failed too often, or the HTTP front
+        ended), or None while it serves."""
+        if self._thread is not None and not self._thread.is_alive() and not self._stopped:
+            return "the HTTP front stopped"
+        failed = self.worker.failure() if self.worker is not None else None
+        return f"the SPARQL server failed: {failed}" if failed else None
 
     def stop(self) -> None:
         """Stop answering, stop the worker, release the folder. Safe to call twice."""

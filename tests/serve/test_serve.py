@@ -793,3 +793,11 @@ def test_big_request_heads_are_refused(served):
     assert answer.startswith(b"HTTP/1.1 400")
     long_get = served.sparql_url + "?" + urllib.parse.urlencode({"query": "ASK { ?s ?p ?o }" + " " * 30_000})
     assert _get(long_get)[0] == 200  # a long query in a GET URL (past h11's default 16 KiB) is not a big head
+
+
+def test_a_front_that_stopped_is_a_failure(small_build):
+    with start_server(small_build, port=0) as server:
+        assert server.failure() is None
+        server._uvicorn.should_exit = True  # as if its event loop had ended
+        server._thread.join(10)
+        assert server.failure() == "the HTTP front stopped"
