@@ -347,7 +347,7 @@ def _start_subprocess(build: Path, port: int) -> tuple[subprocess.Popen, int]:
     return proc, status["worker"]["pid"]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_signals_stop_everything(small_build, tmp_path, sig):
     build = tmp_path / "out"
     shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
