@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -30,15 +31,21 @@ def installed(tmp_path_factory) -> Path:
     """A virtual environment with kg's wheel installed (its dependencies borrowed from this one
     through a .pth line, so nothing is downloaded), and an unrelated working folder."""
     tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "source"  # a copy, so that building leaves nothing (build/, kg.egg-info/) in the checkout
+    for name in ("kg", "queries", "shapes"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist"),
-                    str(ROOT)], check=True, capture_output=True, cwd=tmp)
+                    str(source)], check=True, capture_output=True, cwd=tmp)
     wheel = next((tmp / "dist").glob("kg-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True)
     python = tmp / "venv" / "bin" / "python"
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                check=True, capture_output=True, text=True).stdout.strip())
     (site / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--ignore-installed", "-q",
+                    str(wheel)],
                    check=True, capture_output=True)
     (tmp / "elsewhere").mkdir()
     return tmp
