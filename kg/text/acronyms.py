@@ -1,17 +1,24 @@
-"""Acronym definitions in text, after Schwartz & Hearst (2003): ``long form (SF)``.
+"""Acronym definitions in text, after Schwartz & Hearst (2003): ``long form (SF)``, ``long form
+(SF; more)`` and ``SF (long form)``.
 
-Pure functions on strings. ``find_definitions`` maps each short form an abstract defines
-to its long form; ``strip_definitions`` removes the ``(SF)`` so that the long form reads
-as one phrase again (``zeroth-order (ZO) optimization`` -> ``zeroth-order optimization``).
+Pure functions on strings. ``definition_pairs`` lists every (short form, long form) an abstract
+defines, ``find_definitions`` maps each short form it defines one way to its long form (one letter,
+``(a)`` or ``(i)``, is never a short form; two long forms for one short form define neither);
+``strip_definitions`` removes the ``(SF)`` so that the long form reads as one phrase again
+(``zeroth-order (ZO) optimization`` -> ``zeroth-order optimization``).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
-__all__ = ["find_definitions", "strip_definitions", "is_acronym"]
+__all__ = ["definition_pairs", "find_definitions", "strip_definitions", "is_acronym"]
 
-_PAREN = re.compile(r"\(\s*([^()]{1,20}?)\s*\)")
+_PAREN = re.compile(r"\(\s*([^()]{1,60}?)\s*\)")
+_SHORT_PART = re.compile(r"[;,]")  # (SF; more), (SF, more)
+_CLAUSE = re.compile(r"[.;:!?()\[\]]|,\s")
 _WORD = re.compile(r"\S+")
 
 
@@ -57,43 +64,97 @@ def _best_long_form(short: str, long: str) -> str | None:
     return long[start:]
 
 
+def _fold(long: str) -> str:
+    """A long form compared with another of the same short form: case, hyphens and a final s aside."""
+    words = long.lower().replace("-", " ").split()
+    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words)
+
+
+def definition_pairs(text: str) -> list[tuple[str, str]]:
+    """Every (short form, long form) the text defines, in text order, each distinct one once:
+    ``long form (SF)``, ``long form (SF; more)`` / ``(SF, more)``, and ``SF (long form)``.
+
+    A short form defined with two different long forms appears with both (`find_definitions`
+    keeps neither: the text is ambiguous about it).
+
+    >>> definition_pairs("policy optimization (PO) under partial observability (PO)")
+    [('PO', 'policy optimization'), ('PO', 'partial observability')]
+    """
+    found: dict[tuple[str, str], None] = {}
+    seen: dict[str, set[str]] = {}
+    for match in _PAREN.finditer(text):
+        inside = match.group(1).strip()
+        head = _SHORT_PART.split(inside, 1)[0].strip()  # (SF; more): only an acronym opens such a parenthesis
+        pair = (_long_before(text, match.start(), head) if head == inside or is_acronym(head) else None) \
+            or _short_before(text, match.start(), inside)
+        if pair is None:
+            continue
+        short, long = pair
+        folded = _fold(long)
+        if folded not in seen.setdefault(short, set()):
+            seen[short].add(folded)
+            found[(short, long)] = None
+    return list(found)
+
+
+def _long_before(text: str, start: int, short: str) -> tuple[str, str] | None:
+    """``long form (SF)``: the long form in the clause before the parenthesis at *start*,
+    at most min(|SF| + 5, 2 |SF|) words."""
+    if not _valid_short(short):
+        return None
+    clause = _CLAUSE.split(text[:start].rstrip())[-1]
+    words = _WORD.findall(clause)
+    window = " ".join(words[-min(len(short) + 5, 2 * len(short)):])
+    long = _best_long_form(short, window) if window else None
+    if not long:
+        return None
+    long = long.strip(" ,;:-")
+    if len(long) <= len(short) or short.lower() in long.lower().split():
+        return None
+    return short, long
+
+
+def _short_before(text: str, start: int, inside: str) -> tuple[str, str] | None:
+    """``SF (long form)``: an acronym right before the parenthesis at *start* whose letters the
+    words inside spell (`_spells`): the whole parenthesis is the long form."""
+    before = text[:start].rstrip()
+    short = before[before.rfind(" ") + 1:] if before else ""
+    return (short, inside) if is_acronym(short) and _valid_short(short) and _spells(short, inside) else None
+
+
+def _spells(short: str, inside: str) -> bool:
+    """Whether the 2 to 8 words *inside* a parenthesis are the long form of *short* (Schwartz-Hearst,
+    from the first word's first letter on)."""
+    words = inside.split()
+    if not 2 <= len(words) <= 8 or not all(w.replace("-", "").isalpha() for w in words):
+        return False
+    return _best_long_form(short, inside) == inside and inside[0].lower() == short[0].lower()
+
+
 def find_definitions(text: str) -> dict[str, str]:
-    """Short form -> long form for every ``long form (SF)`` the text defines.
+    """Short form -> long form for every acronym the text defines one way (`definition_pairs`).
 
     >>> find_definitions("Federated Adversarial Learning (FAL) enhances large language models (LLMs).")
     {'FAL': 'Federated Adversarial Learning', 'LLMs': 'large language models'}
     >>> find_definitions("zeroth-order (ZO) optimization")
     {'ZO': 'zeroth-order'}
     """
-    found: dict[str, str] = {}
-    for match in _PAREN.finditer(text):
-        short = match.group(1).strip()
-        if not _valid_short(short):
-            continue
-        before = text[: match.start()].rstrip()
-        # The clause before the parenthesis, at most min(|SF| + 5, 2 |SF|) words.
-        clause = re.split(r"[.;:!?()\[\]]|,\s", before)[-1]
-        words = _WORD.findall(clause)
-        n = min(len(short) + 5, 2 * len(short))
-        window = " ".join(words[-n:])
-        if not window:
-            continue
-        long = _best_long_form(short, window)
-        if not long:
-            continue
-        long = long.strip(" ,;:-")
-        if len(long) <= len(short) or short.lower() in long.lower().split():
-            continue
-        found.setdefault(short, long)
-    return found
+    pairs = definition_pairs(text)
+    twice = {s for s, n in Counter(s for s, _ in pairs).items() if n > 1}
+    return {s: l for s, l in pairs if s not in twice}
 
 
-def strip_definitions(text: str, definitions: dict[str, str]) -> str:
-    """Remove ``(SF)`` after each defined long form, so the long form is one phrase.
+def strip_definitions(text: str, definitions: Iterable[str] | Mapping[str, str]) -> str:
+    """Remove each defined short form's parenthesis, so the long form is one phrase:
+    ``long (SF)`` and ``long (SF; more)`` lose the parenthesis, ``SF (long)`` becomes ``long``.
 
     >>> strip_definitions("zeroth-order (ZO) optimization is fast", {"ZO": "zeroth-order"})
     'zeroth-order optimization is fast'
+    >>> strip_definitions("We train with SGD (stochastic gradient descent).", ["SGD"])
+    'We train with stochastic gradient descent.'
     """
-    for short in definitions:
-        text = re.sub(r"\s*\(\s*" + re.escape(short) + r"\s*\)", "", text)
+    for short in dict.fromkeys(definitions):
+        s = re.escape(short)
+        text = re.sub(r"(?<![\w-])" + s + r"\s*\(\s*([^()]*?)\s*\)", lambda m: m[1] if _spells(short, m[1]) else m[0], text)
+        text = re.sub(r"\s*\(\s*" + s + r"\s*(?:[;,][^()]*)?\)", "", text)
     return text
