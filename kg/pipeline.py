@@ -512,7 +512,8 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
                                             executor, models)
         gc.disable()  # loading spaCy turns it back on
         index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
-                               embed=_label_embed(models or embedder, settings.precision))
+                               embed=_label_embed(models or embedder, settings.precision),
+                               texts={p.id: p.document for p in papers})
     finally:
         if models is not None:
             models.close()

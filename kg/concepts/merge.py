@@ -25,8 +25,9 @@ from operator import attrgetter
 from kg.text.acronyms import is_acronym
 
 __all__ = [
-    "Concept", "ConceptIndex", "NEAR_DUPLICATE_THRESHOLD", "concept_slug", "is_filler", "merge_concepts", "near_duplicate_candidates",
-    "normalize_phrase", "singularize", "variant_groups",
+    "CLASS_NOUNS", "Concept", "ConceptIndex", "NEAR_DUPLICATE_THRESHOLD", "SYNONYM_THRESHOLD", "acronym_synonyms", "concept_slug", "INSTANCE_NOUNS", "named_instances",
+    "is_filler", "merge_concepts", "near_duplicate_candidates", "normalize_phrase", "singularize", "synonym_candidates",
+    "variant_groups",
 ]
 
 
@@ -243,24 +244,85 @@ def _short_key(short: str) -> str:
     return singularize(short.lower())
 
 
-def resolve_acronyms(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]]) -> dict[str, str]:
-    """Corpus-wide acronym -> long-form key, where the corpus agrees on one expansion.
+def acronym_votes(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]]) -> dict[str, Counter]:
+    """Short-form key -> how many definitions give each long-form key.
 
-    *definitions* holds (paper id, [(short form, long form), ...]). An acronym defined
-    with different expansions is resolved only when two thirds of its definitions agree.
-    """
+    *definitions* holds (paper id, [(short form, long form), ...])."""
     votes: dict[str, Counter] = defaultdict(Counter)
     for _, pairs in definitions:
         for short, long in pairs:
             votes[_short_key(short)][_normalize(long)] += 1
+    return votes
+
+
+def resolve_acronyms(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]], *,
+                     same: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Corpus-wide acronym -> long-form key, where the corpus agrees on one expansion.
+
+    *definitions* holds (paper id, [(short form, long form), ...]). An acronym defined
+    with different expansions is resolved only when two thirds of its definitions agree;
+    long forms that *same* maps to one key (synonyms, `acronym_synonyms`) agree.
+    """
     resolved = {}
-    for short, counter in votes.items():
-        (best, n), total = counter.most_common(1)[0], sum(counter.values())
-        ranked = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
-        best, n = ranked[0]
+    for short, counter in acronym_votes(definitions).items():
+        if same:
+            joined: Counter = Counter()
+            for key, n in counter.items():
+                joined[same.get(key, key)] += n
+            counter = joined
+        total = sum(counter.values())
+        best, n = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0]
         if n * 3 >= total * 2:
             resolved[short] = best
     return resolved
+
+
+def acronym_synonyms(votes: Mapping[str, Counter], *, embed: Callable[[list[str]], object],
+                     threshold: float) -> list[tuple[str, str]]:
+    """Pairs of long-form keys that name one concept: two expansions of one acronym, of as
+    many words, that differ in one word (``stochastic gradient descent`` / ``stochastic gradient
+    method`` for SGD; not ``contrastive`` / ``continual learning`` for CL), when their embeddings
+    agree (cosine >= *threshold*)."""
+    pairs = set()
+    for counter in votes.values():
+        longs = sorted(counter)
+        for i, a in enumerate(longs):
+            for b in longs[i + 1:]:
+                wa, wb = a.split(), b.split()
+                if len(wa) == len(wb) >= 2 and sum(x != y for x, y in zip(wa, wb)) == 1:
+                    pairs.add((a, b))
+    return [pair for pair, cosine in zip(sorted(pairs), _cosines(sorted(pairs), embed)) if cosine >= threshold]
+
+
+def _representatives(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Each key of *pairs* -> the first (in sorted order) of the keys the pairs join it to."""
+    parent: dict[str, str] = {}
+
+    def find(k: str) -> str:
+        while parent.setdefault(k, k) != k:
+            k = parent[k]
+        return k
+
+    for a, b in pairs:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {k: find(k) for k in parent}
+
+
+def _cosines(pairs: Sequence[tuple[str, str]], embed: Callable[[list[str]], object]) -> list[float]:
+    """The cosine of the embeddings of each pair of keys (each key embedded once)."""
+    if not pairs:
+        return []
+    import numpy as np
+
+    texts = sorted({k for pair in pairs for k in pair})
+    row = {t: i for i, t in enumerate(texts)}
+    vectors = np.asarray(embed(texts), dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    a = vectors[[row[x] for x, _ in pairs]]
+    b = vectors[[row[y] for _, y in pairs]]
+    return np.einsum("ij,ij->i", a, b).tolist()
 
 
 # A phrase that `_words` splits at its spaces and hyphens only, and with no acronym.
@@ -386,6 +448,89 @@ def near_duplicate_candidates(keys: Iterable[str]) -> list[tuple[str, str]]:
     return sorted(pairs)
 
 
+# Nouns that name a way of doing what the words before them name: a key ending in one names the
+# same concept as the key without it ("backpropagation algorithm", "gradient descent method") or with
+# another of them ("policy gradient algorithm" / "policy gradient method"). Not "model", "system",
+# "network", "problem", "process", "analysis", "architecture": those make another concept
+# ("language model", "gaussian process", "sensitivity analysis"). Chosen on the dev half of
+# tests/data/concept_pairs.tsv (docs/model.md).
+CLASS_NOUNS = frozenset("method algorithm technique scheme procedure approach framework strategy mechanism".split())
+# Cosine of two label embeddings from which a key and the key with a class noun are one concept:
+# the middle of the thresholds (0.80-0.85) that gave the dev half of tests/data/concept_pairs.tsv its
+# best precision (docs/model.md has the curve).
+SYNONYM_THRESHOLD = 0.80
+# What a single word names when the corpus says it is one ("the Adam optimizer", "optimizers such
+# as Adam", "Adam is the de facto optimizer"): `named_instances`.
+INSTANCE_NOUNS = CLASS_NOUNS | frozenset("optimizer estimator classifier model architecture solver network regularizer sampler".split())
+
+
+def synonym_candidates(keys: Iterable[str]) -> list[tuple[str, str]]:
+    """Pairs of keys that differ by a class noun at the end (`CLASS_NOUNS`): ``P c1`` / ``P c2``,
+    and ``P`` / ``P c`` where ``P`` has two words or more (a single word is often an adjective
+    or a vague noun: "numerical method", "graph algorithm"); ``P`` is not filler.
+
+    >>> synonym_candidates(["gradient descent", "gradient descent method", "policy gradient method",
+    ...                     "policy gradient algorithm", "graph", "graph algorithm"])
+    [('gradient descent', 'gradient descent method'), ('policy gradient algorithm', 'policy gradient method')]
+    """
+    by_stem: dict[str, list[str]] = defaultdict(list)  # P -> the keys P and P c
+    for key in set(keys):
+        stem, _, last = key.rpartition(" ")
+        if stem and last in CLASS_NOUNS:
+            by_stem[stem].append(key)
+    pairs = set()
+    known = set(keys)
+    for stem, with_noun in by_stem.items():
+        if is_filler(stem):
+            continue
+        with_noun.sort()
+        pairs.update((a, b) for i, a in enumerate(with_noun) for b in with_noun[i + 1:])
+        if " " in stem and stem in known:  # (a single word before the noun: `named_instances`)
+            pairs.update((min(stem, k), max(stem, k)) for k in with_noun)
+    return sorted(pairs)
+
+
+def named_instances(keys: Iterable[str], texts: Iterable[str]) -> list[tuple[str, str]]:
+    """Pairs ``P`` / ``P c`` of keys, ``P`` one word and ``c`` an `INSTANCE_NOUNS` word, that some
+    text says are one thing: ``P`` names a ``c`` ("the Adam optimizer", written with a capital),
+    ``c``\\s such as / like / including / e.g. ``P``, or ``P`` is a(n)/the ... ``c``.
+
+    >>> named_instances(["adam", "adam optimizer", "graph", "graph algorithm"],
+    ...                 ["Adaptive optimizers like Adam help.", "A graph algorithm on a graph."])
+    [('adam', 'adam optimizer')]
+    """
+    keys = set(keys)
+    wanted: dict[str, list[str]] = defaultdict(list)  # P -> the nouns c of its keys P c
+    for key in keys:
+        stem, _, last = key.rpartition(" ")
+        if stem and " " not in stem and last in INSTANCE_NOUNS and stem in keys and not is_filler(stem):
+            wanted[stem].append(last)
+    if not wanted:
+        return []
+    found = set()
+    for text in texts:
+        lower = text.lower()
+        words = set(_TEXT_WORD.findall(lower))
+        for stem in wanted.keys() & words:
+            for noun in wanted[stem]:
+                if (stem, noun) not in found and (noun in words or noun + "s" in words) and _says_instance(text, stem, noun):
+                    found.add((stem, noun))
+    return sorted((stem, f"{stem} {noun}") for stem, noun in found)
+
+
+_TEXT_WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
+
+
+def _says_instance(text: str, stem: str, noun: str) -> bool:
+    """Whether *text* says the word *stem* names a *noun* (`named_instances`)."""
+    p, c = re.escape(stem), re.escape(noun) + r"s?"
+    return bool(
+        re.search(rf"\b(?i:the|an?)\s+(?-i:[A-Z])(?i:{p[1:] if p[0].isalpha() else p})\s+(?i:{c})\b", text) and stem[0].isalpha()
+        or re.search(rf"(?i)\b{c}\s*,?\s+(?:such as|like|including|e\.g\.,?)\s+(?:[\w-]+,?\s+(?:and\s+|or\s+)?){{0,3}}{p}\b", text)
+        or re.search(rf"(?i)\b{p}\b[^.;]{{0,40}}?\bis\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}?{c}\b", text)
+    )
+
+
 def _variant_partners(vocabulary: set[str]) -> dict[str, list[tuple[str, bool, bool]]]:
     """For each word of *vocabulary*, the words after it in sorted order that two keys may
     differ by (`_variant_words`; and one begins or shortens the other): (that word, whether
@@ -430,13 +575,18 @@ def variant_groups(
     *,
     embed: Callable[[list[str]], object] | None = None,
     threshold: float = NEAR_DUPLICATE_THRESHOLD,
+    synonym_threshold: float | None = None,
+    same: Iterable[tuple[str, str]] = (),
 ) -> list[set[str]]:
     """Groups of two or more *keys* that name one concept: keys equal once their spaces are
     gone (``fine tuning`` / ``finetuning``, ``data set`` / ``dataset``), and, with *embed*,
     `near_duplicate_candidates` whose embeddings have a cosine of at least *threshold*. A key
     that is another plus a word (``federated adversarial learning``) is never a near duplicate:
-    it is narrower (`add_broader`). Only the keys of candidate pairs are embedded.
+    it is narrower (`add_broader`), unless the word is a class noun (`synonym_candidates`, cosine
+    >= *synonym_threshold*, default `SYNONYM_THRESHOLD`). Pairs in *same* (evidence found
+    elsewhere: `acronym_synonyms`) always merge. Only the keys of candidate pairs are embedded.
     """
+    synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
     parent = dict(zip(keys, keys))
 
     def find(k: str) -> str:
@@ -463,19 +613,16 @@ def variant_groups(
             else:
                 written_together[c] = key
     if embed is not None:
-        pairs = near_duplicate_candidates(keys)
-        if pairs:
-            import numpy as np
-
-            texts = sorted({k for pair in pairs for k in pair})
-            row = {t: i for i, t in enumerate(texts)}
-            vectors = np.asarray(embed(texts), dtype=np.float32)
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            a = vectors[[row[x] for x, _ in pairs]]
-            b = vectors[[row[y] for _, y in pairs]]
-            for (x, y), cosine in zip(pairs, np.einsum("ij,ij->i", a, b)):
-                if cosine >= threshold:
-                    union(x, y)
+        near = near_duplicate_candidates(keys)
+        near_set = set(near)
+        synonyms = [pair for pair in synonym_candidates(keys) if pair not in near_set]
+        for (x, y), cosine in zip(near + synonyms, _cosines(near + synonyms, embed)):
+            if cosine >= (threshold if (x, y) in near_set else synonym_threshold):
+                union(x, y)
+    present = set(keys)
+    for x, y in same:
+        if x in present and y in present:
+            union(x, y)
     groups: dict[str, set[str]] = defaultdict(set)
     for key in [k for k in keys if k in joined]:
         groups[find(key)].add(key)
@@ -502,6 +649,8 @@ def merge_concepts(
     *,
     embed: Callable[[list[str]], object] | None = None,
     threshold: float = NEAR_DUPLICATE_THRESHOLD,
+    synonym_threshold: float | None = None,
+    texts: Mapping[str, str] | None = None,
 ) -> ConceptIndex:
     """Merge the keyphrases of every paper into concepts.
 
@@ -509,9 +658,15 @@ def merge_concepts(
     definitions its text makes). Returns the concepts sorted by id and the concept each
     (paper id, phrase) joined. *embed* (texts -> unit-length rows, the model keyphrases were
     ranked with) lets near-duplicate keys merge when their cosine is at least *threshold*
-    (`variant_groups`); without it only keys written apart / together merge.
+    (`variant_groups`), and synonyms (a class noun more, *synonym_threshold*; two expansions of
+    one acronym that differ in a word, `acronym_synonyms`); without it only keys written apart /
+    together merge. *texts* (paper id -> its text) lets a word join the word plus the noun of
+    what the texts say it names (`named_instances`: "adam" / "adam optimizer").
     """
-    corpus = resolve_acronyms((pid, defs) for pid, _, defs in extractions)
+    synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
+    votes = acronym_votes((pid, defs) for pid, _, defs in extractions)
+    same = acronym_synonyms(votes, embed=embed, threshold=synonym_threshold) if embed is not None else []
+    corpus = resolve_acronyms(((pid, defs) for pid, _, defs in extractions), same=_representatives(same))
     surfaces: dict[str, dict[str, int]] = {}  # key -> its surface forms and their uses
     long_forms: dict[str, dict[str, None]] = defaultdict(dict)
     papers: dict[str, dict[str, None]] = {}
@@ -553,7 +708,9 @@ def merge_concepts(
             key_papers[pid] = None
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
-    for group in variant_groups(ordered, embed=embed, threshold=threshold):
+    if texts:
+        same = same + named_instances(ordered, texts.values())
+    for group in variant_groups(ordered, embed=embed, threshold=threshold, synonym_threshold=synonym_threshold, same=same):
         # the key of the group: the one with most papers, then most uses, then the shortest
         into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))
         for key in others:

@@ -99,3 +99,47 @@ def test_broader_concepts_from_heads():
     assert by_key["deep neural network"].broader == ("neural-network",)
     assert by_key["neural network"].papers == ()  # implied by two narrower concepts of two papers
     assert by_key["optimization"].broader == ()
+
+
+def test_a_key_and_the_key_with_a_class_noun_are_one_concept(hash_embedder):
+    from kg.concepts.merge import synonym_candidates
+
+    assert synonym_candidates(["gradient descent", "gradient descent method", "gradient descent algorithm", "language",
+                               "language model", "graph", "graph algorithm"]) == [
+        ("gradient descent", "gradient descent algorithm"), ("gradient descent", "gradient descent method"),
+        ("gradient descent algorithm", "gradient descent method")]
+    index = merge_concepts([("p1", ["gradient descent"], ()), ("p2", ["gradient descent method"], ())],
+                           embed=hash_embedder.embed, synonym_threshold=-1.0)
+    assert index.assignment[("p1", "gradient descent")] == index.assignment[("p2", "gradient descent method")]
+
+
+def test_a_word_joins_the_word_and_a_noun_only_where_a_text_says_it_names_one():
+    extractions = [("p1", ["adam optimizer", "loss spikes"], ()), ("p2", ["adam", "implicit bias"], ()),
+                   ("p3", ["graph", "graph algorithm"], ())]
+    texts = {"p1": "Loss spikes emerge in training with the Adam optimizer.",
+             "p2": "Adam is the de facto optimizer in deep learning; we study its implicit bias.",
+             "p3": "The graph algorithm runs on a graph."}
+    a = merge_concepts(extractions, texts=texts).assignment
+    assert a[("p1", "adam optimizer")] == a[("p2", "adam")]
+    assert a[("p3", "graph")] != a[("p3", "graph algorithm")]
+    a = merge_concepts(extractions).assignment  # no text, no evidence
+    assert a[("p1", "adam optimizer")] != a[("p2", "adam")]
+    for text in ["Optimizers such as SGD and Adam converge.", "We use adaptive optimizers like Adam.",
+                 "Adam, Kingma's method, is an adaptive optimizer."]:
+        a = merge_concepts(extractions, texts={"p1": text}).assignment
+        assert a[("p1", "adam optimizer")] == a[("p2", "adam")], text
+    a = merge_concepts(extractions, texts={"p1": "the adam optimizer", "p2": "Adam is fast; the optimizer is slow."}).assignment
+    assert a[("p1", "adam optimizer")] != a[("p2", "adam")]
+
+
+def test_two_expansions_of_one_acronym_that_differ_in_a_word_are_one_concept(real_embedder):
+    index = merge_concepts([
+        ("p1", ["stochastic gradient method"], [("SGD", "stochastic gradient method")]),
+        ("p2", ["stochastic gradient descent"], [("SGD", "stochastic gradient descent")]),
+        ("p3", ["SGD"], []),
+        ("p4", ["contrastive learning"], [("CL", "contrastive learning")]),
+        ("p5", ["continual learning"], [("CL", "continual learning")]),
+    ], embed=real_embedder.embed)
+    a = index.assignment
+    assert a[("p1", "stochastic gradient method")] == a[("p2", "stochastic gradient descent")] == a[("p3", "SGD")]
+    assert a[("p4", "contrastive learning")] != a[("p5", "continual learning")]
