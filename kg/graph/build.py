@@ -67,10 +67,16 @@ def build_graph(
     G = nx.Graph()
     G.graph.update(dict(metadata or {}))
     concept_nodes: dict[str, str] = {}  # concept id -> its node, the very key of G's dicts
+    generic: set[str] = set()  # the nodes of generic concepts: no paper's subject (kg.concepts.specificity)
     for c in index.concepts:
         node = concept_nodes[c.id] = concept_node(c.id)
         G.add_node(node, kind="concept", label=c.label, alt_labels=list(c.alt_labels), papers=len(c.papers), key=c.key,
                    broader=[concept_node(b) for b in c.broader])
+        if c.specificity is not None:
+            G.nodes[node].update(specificity=c.specificity, generic=c.generic)
+            if c.generic:
+                generic.add(node)
+                G.nodes[node]["mentions"] = len(c.papers)  # the papers whose keyphrases name it
     paper_nodes: dict[str, str] = {}  # paper id -> its node
     for p in papers:
         node = paper_nodes[p.id] = paper_node(p.id)
@@ -101,7 +107,7 @@ def build_graph(
         linked = None
         for k in found.keyphrases:
             target = concept_nodes.get(assignment.get((found.paper_id, k.phrase)))
-            if target is None:
+            if target is None or target in generic:
                 continue
             if linked is None:
                 if node not in adj:  # a paper not among *papers*

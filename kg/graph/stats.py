@@ -50,6 +50,7 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
     reach = _papers_under(G, subject, ancestors, set(papers))
     wide = {a for a, members in reach.items() if len(members) >= 2}
     meeting = {p for a in wide for p in reach[a]}
+    meeting_specific = {p for a in wide if not nodes[a].get("generic") for p in reach[a]}  # not at a generic one
     # Concepts that two or more papers reach (directly or through narrower concepts), or that
     # hang below such a concept.
     anchored = sum(1 for c in concepts if not wide.isdisjoint(ancestors(c)))
@@ -76,6 +77,7 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
         "shared_concepts": len(shared),
         "papers_sharing_a_concept": len(connected_papers),
         "papers_sharing_a_concept_or_broader": len(meeting),
+        "papers_sharing_a_specific_concept_or_broader": len(meeting_specific),
         "concepts_shared_or_under_shared_broader": round(anchored / len(concepts), 4) if concepts else 0.0,
         "broader_links": broader_links,
         "papers_without_concepts": sum(1 for p in papers if not linked[p]),
