@@ -22,6 +22,7 @@ from pathlib import Path
 import networkx as nx
 
 from kg.concepts.merge import merge_concepts
+from kg.concepts.specificity import score_specificity
 from kg.errors import OutputError, OutputsWritten
 from kg.extract.keyphrases import PaperKeyphrases, Settings
 from kg.graph.build import build_graph, concept_node, paper_node
@@ -514,6 +515,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
                                embed=_label_embed(models or embedder, settings.precision),
                                texts={p.id: p.document for p in papers})
+        index = score_specificity(index, {p.id: p.document for p in papers})
     finally:
         if models is not None:
             models.close()
@@ -530,6 +532,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
         # its leading concept: the best-ranked one that is its own (a concept several papers
         # share would give them all one label), else its best-ranked one
         own = [concepts[index.assignment[(p.id, x.phrase)]] for x in k.keyphrases if (p.id, x.phrase) in index.assignment]
+        own = [c for c in own if not c.generic] or own  # a generic concept is no subject of it
         leading = next((c.label for c in own if len(c.papers) == 1), own[0].label if own else None)
         labels[p.id] = paper_label(p.abstract, p.text, title=p.title, leading_concept=leading)
     metadata = {

@@ -39,8 +39,10 @@ class Concept:
     key: str
     label: str
     alt_labels: tuple[str, ...]
-    papers: tuple[str, ...]
+    papers: tuple[str, ...]  # the papers that name it (a generic concept is linked to none: kg.graph.build)
     broader: tuple[str, ...] = ()  # ids of more general concepts
+    specificity: float | None = None  # in [0, 1], 1 = most specific (kg.concepts.specificity); None: not measured
+    generic: bool = False  # too general to be a paper's subject (kg.concepts.specificity.GENERIC_BELOW)
 
 
 @dataclass(frozen=True)

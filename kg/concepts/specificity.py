@@ -1,0 +1,221 @@
+"""Specificity: how much a concept says about the papers it is a concept of, measured on the corpus.
+
+A concept is general when naming it tells little about a paper: ``learning``, ``networks``,
+``training`` in ML abstracts, ``energy`` or ``cells`` elsewhere. Three corpus statistics say so,
+none of them a word list:
+
+- **cohesion** (after VOSviewer's relevance score: a term whose co-occurrences spread evenly over
+  the corpus is general): how much more alike the papers under the concept (its own and its
+  narrower concepts') are than random pairs of papers of the corpus, on TF-IDF vectors of their
+  texts without the concept's own words. The mean pairwise cosine of a random set is the
+  corpus's, whatever its size, so the ratio does not favour rare concepts; it is shrunk towards
+  "unknown" for few papers.
+- **keyphraseness** (Mihalcea & Csomai 2007): of the papers whose text contains the concept's
+  words, the share that have it as a keyphrase. A general word is everywhere and rarely the point.
+- **countability**, for a concept of one word: the share of its uses in the plural. A single
+  count noun (``agents``, ``nodes``, ``layers``, ``cells``, ``particles``) names members of a class,
+  not a topic (``privacy``, ``regret``, ``planning``).
+
+`specificity` combines them into [0, 1] (1 = most specific); a concept under `GENERIC_BELOW` is
+*generic*: it is no paper's subject any more (kg.graph.build), but stays as a broader concept.
+The constants were chosen on the dev half of hand-labelled ML concepts and checked on
+Inspec, SemEval-2010 and NUS builds (docs/model.md, "Specificity").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from kg.concepts.merge import Concept, ConceptIndex, normalize_phrase, singularize
+
+__all__ = ["GENERIC_BELOW", "Evidence", "concept_evidence", "score_specificity", "specificity"]
+
+# A concept whose specificity is under this is generic (chosen on the dev half of the labelled concepts).
+GENERIC_BELOW = 0.45
+# Papers this many times as alike as random pairs of the corpus: cohesion counts fully.
+FULL_COHESION = 4.0
+# A concept that is a keyphrase of this share of the papers that contain its words or fewer:
+# keyphraseness counts nothing (a log scale up to 1).
+LEAST_KEYPHRASENESS = 0.01
+# Cohesion measured on few papers is noisy: it is shrunk towards "unknown" (0.5) as if that had been
+# seen on this many papers more (a concept under five papers counts half).
+PRIOR_WEIGHT = 4
+# What a single word used in the plural half of the time or more loses.
+COUNT_NOUN_PENALTY = 0.2
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What `specificity` reads of one concept: its papers under it (its own and its narrower
+    concepts'), cohesion (their mean pairwise similarity over the corpus's; None under two
+    papers), the papers that name it and that contain its words, and (one word) its plural share."""
+
+    under: int
+    cohesion: float | None
+    named: int
+    containing: int
+    plural: float | None
+
+
+def specificity(e: Evidence) -> float:
+    """The specificity in [0, 1] of a concept with evidence *e* (module docstring).
+
+    >>> round(specificity(Evidence(under=200, cohesion=4.0, named=60, containing=120, plural=None)), 3)
+    0.92
+    >>> round(specificity(Evidence(under=3800, cohesion=1.1, named=320, containing=5500, plural=0.0)), 3)
+    0.226
+    """
+    if e.cohesion is None:
+        alike = 0.5  # unknown
+    else:
+        observed = min(1.0, max(0.0, math.log(max(e.cohesion, 1e-9)) / math.log(FULL_COHESION)))
+        weight = e.under - 1  # the evidence of k papers is worth k - 1 against PRIOR_WEIGHT for "unknown"
+        alike = (weight * observed + PRIOR_WEIGHT * 0.5) / (weight + PRIOR_WEIGHT)
+    if e.named == 0:
+        key = 0.5  # a broader concept no paper names: unknown
+    else:
+        share = min(1.0, e.named / max(e.containing, e.named))
+        key = min(1.0, max(0.0, math.log(share / LEAST_KEYPHRASENESS) / math.log(1 / LEAST_KEYPHRASENESS)))
+    value = (alike + key) / 2
+    if e.plural is not None:
+        value -= COUNT_NOUN_PENALTY * min(1.0, 2 * e.plural)
+    return min(1.0, max(0.0, value))
+
+
+def score_specificity(index: ConceptIndex, texts: Mapping[str, str]) -> ConceptIndex:
+    """*index* with each concept's `specificity` (3 decimals) and `generic` set, measured on the
+    papers' *texts* (paper id -> text; the papers of *index*)."""
+    evidence = concept_evidence(index.concepts, texts)
+    scored = []
+    for c in index.concepts:
+        value = round(specificity(evidence[c.id]), 3)
+        scored.append(replace(c, specificity=value, generic=value < GENERIC_BELOW))
+    return ConceptIndex(tuple(scored), index.assignment)
+
+
+def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str]) -> dict[str, Evidence]:
+    """The `Evidence` of each concept (by id), from the corpus *texts* (paper id -> text)."""
+    under = _papers_under(concepts)
+    cohesion = _cohesion(concepts, under, texts)
+    containing, plural = _text_counts(concepts, texts)
+    return {c.id: Evidence(len(under[c.id]), cohesion.get(c.id), len(c.papers), containing.get(c.key, 0),
+                           plural.get(c.key) if " " not in c.key else None)
+            for c in concepts}
+
+
+def _papers_under(concepts: Sequence[Concept]) -> dict[str, set[str]]:
+    """Each concept's papers and those of every concept below it (``broader``, transitively)."""
+    under = {c.id: set(c.papers) for c in concepts}
+    parents = {c.id: c.broader for c in concepts}
+    for c in concepts:
+        seen, todo = {c.id}, list(c.broader)
+        while todo:
+            up = todo.pop()
+            if up in seen or up not in under:
+                continue
+            seen.add(up)
+            under[up].update(c.papers)
+            todo.extend(parents[up])
+    return under
+
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9']*")
+_WORDS = re.compile(r"[a-z0-9']+")
+
+
+def _cohesion(concepts: Sequence[Concept], under: Mapping[str, set[str]], texts: Mapping[str, str]) -> dict[str, float]:
+    """Each concept's cohesion: the mean pairwise cosine of the TF-IDF vectors of the papers under
+    it, the concept's own words left out, over the mean pairwise cosine of all the corpus's papers.
+    Concepts under two papers (or a corpus under three) have none.
+
+    For unit vectors v_i, the sum of the pairwise cosines of a set is (|sum v_i|^2 - sum |v_i|^2) / 2:
+    the sums of every concept's vectors are one sparse product (concepts x papers) @ (papers x words),
+    made a block of concepts at a time."""
+    ids = sorted(texts)
+    if len(ids) < 3:
+        return {}
+    import numpy as np
+    from scipy import sparse
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2, stop_words="english", token_pattern=r"(?u)\b[a-z][a-z0-9]+\b")
+    try:
+        X = vectorizer.fit_transform([texts[p].lower() for p in ids]).tocsr()
+    except ValueError:  # no word in two texts
+        return {}
+    X2 = X.multiply(X).tocsr()
+    row = {p: i for i, p in enumerate(ids)}
+    vocabulary = vectorizer.vocabulary_
+    total = np.asarray(X.sum(axis=0)).ravel()
+    n = len(ids)
+    baseline = (total @ total - X2.sum()) / (n * (n - 1))
+    if baseline <= 0:
+        return {}
+    measured = [(c, sorted(row[p] for p in under[c.id] if p in row)) for c in concepts]
+    measured = [(c, papers) for c, papers in measured if len(papers) >= 2]
+    out = {}
+    for start in range(0, len(measured), 2000):
+        block = measured[start:start + 2000]
+        indptr = np.cumsum([0] + [len(papers) for _, papers in block])
+        members = np.concatenate([papers for _, papers in block])
+        M = sparse.csr_matrix((np.ones(len(members)), members, indptr), shape=(len(block), n))
+        S, Q = (M @ X).tocsr(), (M @ X2).tocsr()
+        norms = np.asarray(S.multiply(S).sum(axis=1)).ravel()
+        squares = np.asarray(Q.sum(axis=1)).ravel()
+        own = [(r, j) for r, (c, _) in enumerate(block)
+               for j in {vocabulary.get(w) for w in set(_TOKEN.findall(c.label.lower())) | set(c.key.split())} if j is not None]
+        if own:
+            rows, cols = np.array(own).T
+            np.subtract.at(norms, rows, np.asarray(S[rows, cols]).ravel() ** 2)
+            np.subtract.at(squares, rows, np.asarray(Q[rows, cols]).ravel())
+        sizes = np.diff(indptr)
+        values = (norms - squares) / (sizes * (sizes - 1)) / baseline
+        out.update((c.id, float(v)) for (c, _), v in zip(block, values.tolist()))
+    return out
+
+
+def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str]) -> tuple[Counter, dict[str, float]]:
+    """How many texts contain each concept key (its words as keys are written, inside longer
+    phrases too), and for each one-word key the share of its uses in the texts in a plural form."""
+    keys = {c.key for c in concepts}
+    lengths: dict[str, set[int]] = defaultdict(set)  # a key's first word -> the lengths of the keys it opens
+    for key in keys:
+        words = key.split(" ")
+        if len(words) <= 6:  # (a longer key is found in no text: a keyphrase wherever it is)
+            lengths[words[0]].add(len(words))
+    containing: Counter = Counter()
+    forms: Counter = Counter()  # each word as written (lowercase)
+    one: dict[str, str] = {}  # each word -> its key alone (lowercase, American, singular)
+    for text in texts.values():
+        words = _WORDS.findall(text.lower())
+        forms.update(words)
+        found = set()
+        for i, word in enumerate(words):
+            alone = one.get(word)
+            if alone is None:
+                alone = one[word] = normalize_phrase(word)
+            if alone in keys:
+                found.add(alone)
+            opens = lengths.get(word)
+            if opens:
+                for size in opens:
+                    if size > 1 and i + size <= len(words):
+                        last = words[i + size - 1]
+                        key = " ".join([*words[i:i + size - 1], one.get(last) or normalize_phrase(last)])
+                        if key in keys:
+                            found.add(key)
+        containing.update(found)
+    plural: dict[str, float] = {}
+    by_singular: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for form, count in forms.items():
+        one = singularize(form)
+        by_singular[one][form != one] += count
+    for key in keys:
+        if " " not in key and key in by_singular:
+            single, many = by_singular[key]
+            plural[key] = many / (single + many) if single + many else 0.0
+    return containing, plural

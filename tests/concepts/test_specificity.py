@@ -1,0 +1,97 @@
+"""Specificity measured on a corpus: general words are flagged generic, the terms of a topic are not,
+in any field (a small corpus of three fields, written here), and the graph and RDF carry it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kg.concepts.merge import merge_concepts
+from kg.concepts.specificity import Evidence, score_specificity, specificity
+
+# Three fields, ten abstracts each: each field's own terms and vocabulary, and words every abstract
+# uses (a keyphrase of a few only, as a general word is).
+_FIELDS = {
+    "physics": ("superconducting qubits", ["Josephson junction", "flux noise", "coherence time", "transmon", "microwave resonator",
+                                           "dielectric loss", "quasiparticle poisoning", "cryogenic readout"],
+                "qubit junction flux resonator cryogenic microwave coherence decoherence superconducting gate"),
+    "biology": ("protein folding", ["chaperone binding", "hydrophobic core", "misfolded aggregates", "amino acid residues",
+                                    "molecular dynamics", "disulfide bonds", "folding intermediates", "native state"],
+                "protein chaperone residues hydrophobic aggregates folding peptide enzyme cellular membrane"),
+    "ml": ("reinforcement learning", ["policy gradient", "reward shaping", "value function", "exploration bonus",
+                                      "markov decision process", "off-policy evaluation", "replay buffer", "actor critic"],
+           "policy reward agent value exploration environment episode return bellman trajectory"),
+}
+
+
+def _corpus():
+    texts, extractions = {}, []
+    for field, (topic, terms, vocabulary) in _FIELDS.items():
+        words = vocabulary.split()
+        for i in range(10):
+            own = [terms[i % 8], terms[(i + 3) % 8]]
+            pid = f"{field}{i}"
+            texts[pid] = (f"We study {topic} with {own[0]} and {own[1]}. " + " ".join(words[(i + k) % 10] for k in range(6))
+                          + ". Our results and experiments use a new method; the analysis shows that the method gives results on data.")
+            extractions.append((pid, [topic, *own, "results", "method", "analysis", "data"] if i == 0 else [topic, *own], ()))
+    return texts, extractions
+
+
+@pytest.fixture(scope="module")
+def scored():
+    texts, extractions = _corpus()
+    index = merge_concepts(extractions)
+    return {c.key: c for c in score_specificity(index, texts).concepts}
+
+
+def test_words_of_every_field_are_generic_and_each_fields_terms_are_not(scored):
+    for key in ["result", "analysis", "data", "method"]:
+        assert scored[key].generic, (key, scored[key].specificity)
+    from kg.concepts.merge import normalize_phrase
+
+    for field, (topic, terms, _) in _FIELDS.items():
+        for term in [topic, *terms]:
+            c = scored[normalize_phrase(term)]
+            assert not c.generic and c.specificity > max(scored[k].specificity for k in ["result", "analysis", "data"]), (term, c)
+
+
+def test_every_concept_has_a_specificity_in_the_unit_interval(scored):
+    assert all(0.0 <= c.specificity <= 1.0 and c.generic == (c.specificity < 0.45) for c in scored.values())
+
+
+def test_a_count_noun_alone_is_less_specific():
+    common = dict(under=50, cohesion=1.8, named=40, containing=200)
+    assert specificity(Evidence(**common, plural=0.6)) < specificity(Evidence(**common, plural=0.0)) == specificity(Evidence(**common, plural=None))
+
+
+def test_few_papers_say_little():
+    """Cohesion measured on two papers moves the score less than the same cohesion on two hundred."""
+    low = [specificity(Evidence(under=n, cohesion=0.5, named=2, containing=4, plural=None)) for n in (2, 200)]
+    assert low[0] > low[1]
+
+
+@given(under=st.integers(0, 10_000), cohesion=st.one_of(st.none(), st.floats(0, 100)), named=st.integers(0, 1000),
+       containing=st.integers(0, 10_000), plural=st.one_of(st.none(), st.floats(0, 1)))
+@settings(max_examples=300, deadline=None)
+def test_specificity_is_a_number_in_the_unit_interval(under, cohesion, named, containing, plural):
+    assert 0.0 <= specificity(Evidence(under, cohesion, named, containing, plural)) <= 1.0
+
+
+def test_a_generic_concept_is_no_papers_subject_but_stays_a_broader_concept(scored):
+    from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
+    from kg.graph.build import build_graph
+    from kg.graph.stats import graph_stats
+    from kg.text.sources import Paper
+
+    texts, extractions = _corpus()
+    index = score_specificity(merge_concepts(extractions), texts)
+    papers = [Paper(pid, texts[pid], texts[pid]) for pid in texts]
+    found = [PaperKeyphrases(pid, tuple(Keyphrase(p, 0.5, r) for r, p in enumerate(ps, 1))) for pid, ps, _ in extractions]
+    G = build_graph(papers, found, index, {})
+    by_key = {d["key"]: (n, d) for n, d in G.nodes(data=True) if d["kind"] == "concept"}
+    node, d = by_key["result"]
+    assert d["generic"] and d["papers"] == 0 and d["mentions"] == 3 and not any(G.edges(node))
+    node, d = by_key["protein folding"]  # (its papers meet there)
+    assert not d["generic"] and d["papers"] == 10 and 0.45 <= d["specificity"] <= 1
+    assert graph_stats(G)["papers_sharing_a_specific_concept_or_broader"] == 30
