@@ -16,15 +16,19 @@ P2      ICML   2025  1 stochastic-zeroth-order-optimization 0.6842; 2 federated-
 P3      ICLR   2025  1 stochastic-gradient-descent 0.8010; 2 optimization 0.3305;
                      3 large-language-model 0.2950 "large language models"
 P4      ICLR   2024  1 federated-learning 0.7421; 2 large-language-model 0.7012 "LLM";
-                     3 fine-tuning 0.5567; 4 zeroth-order-optimization 0.4100
+                     3 fine-tuning 0.5567; 4 zeroth-order-optimization 0.4100; (5 "memory":
+                     generic, no link)
 P5      ICLR   2025  1 memory-efficiency 0.5000; 2 fine-tuning 0.4500 "fine tuning";
-                     3 optimization -0.0412 (a negative cosine score)
+                     3 optimization -0.0412 (a negative cosine score); (4 "memory" names the
+                     generic concept memory: no subject link)
 P6      -      -     1 stochastic-gradient-descent 0.6200 "SGD" (no venue, no year)
 ======  =====  ====  =====================================================================
 
 Concept hierarchy (skos:broader): stochastic-zeroth-order-optimization ->
 zeroth-order-optimization -> optimization; large-language-model -> language-model (a broader
 concept with no paper of its own). Alternative labels: LLM/LLMs, SGD, FL, ZO optimization.
+Every concept has a specificity (`_SPECIFICITY`); memory is generic: P4 and P5 name it (its
+kgv:mentionCount 2), none has it as subject.
 P1 has a GitHub URL (a code repository) and P3 an arXiv URL (a plain link).
 
 The map (`kg.graph.layout.add_map`, as the build runs it) places the 7 concepts two or more papers
@@ -97,10 +101,12 @@ _KEYPHRASES = {
     P4: [("federated learning", 0.7421, 1, "federated-learning"),
          ("LLM", 0.7012, 2, "large-language-model"),
          ("fine-tuning", 0.5567, 3, "fine-tuning"),
-         ("zeroth-order optimization", 0.41, 4, "zeroth-order-optimization")],
+         ("zeroth-order optimization", 0.41, 4, "zeroth-order-optimization"),
+         ("memory", 0.1, 5, "memory")],
     P5: [("memory efficiency", 0.5, 1, "memory-efficiency"),
          ("fine tuning", 0.45, 2, "fine-tuning"),
-         ("optimization", -0.0412, 3, "optimization")],
+         ("optimization", -0.0412, 3, "optimization"),
+         ("memory", 0.2, 4, "memory")],
     P6: [("SGD", 0.62, 1, "stochastic-gradient-descent")],
 }
 
@@ -110,6 +116,7 @@ _CONCEPTS = {
     "fine-tuning": ("fine tuning", "fine-tuning", (), ()),
     "language-model": ("language model", "language model", (), ()),
     "large-language-model": ("large language model", "large language model", ("LLM", "LLMs"), ("language-model",)),
+    "memory": ("memory", "memory", (), ()),
     "memory-efficiency": ("memory efficiency", "memory efficiency", (), ()),
     "optimization": ("optimization", "optimization", (), ()),
     "stochastic-gradient-descent": ("stochastic gradient descent", "stochastic gradient descent", ("SGD",), ()),
@@ -120,8 +127,14 @@ _CONCEPTS = {
 }
 
 
+# id: specificity (kg.concepts.specificity); "memory" is generic (under 0.45): no paper's subject
+_SPECIFICITY = {"federated-learning": 0.81, "fine-tuning": 0.62, "language-model": 0.5, "large-language-model": 0.66,
+                "memory": 0.31, "memory-efficiency": 0.7, "optimization": 0.47, "stochastic-gradient-descent": 0.72,
+                "stochastic-zeroth-order-optimization": 0.9, "zeroth-order-optimization": 0.85}
+
+
 def fixture_graph() -> nx.Graph:
-    """The fixture graph: 6 papers, 9 concepts, 2 venues (see the module docstring)."""
+    """The fixture graph: 6 papers, 10 concepts (one generic), 2 venues (see the module docstring)."""
     papers = [
         Paper(pid, abstract, abstract, title=title, venue=venue, year=year, source_id=source_id, urls=urls, sources=(source,))
         for pid, (_, title, venue, year, urls, source, source_id, abstract) in _PAPERS.items()
@@ -132,7 +145,8 @@ def fixture_graph() -> nx.Graph:
     ]
     assignment = {(pid, phrase): cid for pid, found in _KEYPHRASES.items() for phrase, _, _, cid in found if cid}
     concepts = tuple(
-        Concept(cid, key, label, tuple(sorted(alt)), tuple(sorted({p for (p, _), c in assignment.items() if c == cid})), broader)
+        Concept(cid, key, label, tuple(sorted(alt)), tuple(sorted({p for (p, _), c in assignment.items() if c == cid})), broader,
+                specificity=_SPECIFICITY[cid], generic=_SPECIFICITY[cid] < 0.45)
         for cid, (key, label, alt, broader) in sorted(_CONCEPTS.items())
     )
     metadata = {  # as kg's pipeline sets it, with fixed values (not today's Settings defaults)

@@ -147,7 +147,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
     terms = _Terms()
     N, text, tagged, typed = terms.iri, terms.text, terms.tagged, terms.typed
     rdf_type, label = N(str(RDF.type)), N(str(RDFS.label))
-    xsd = {name: str(XSD[name]) for name in ("integer", "decimal", "gYear")}
+    xsd = {name: str(XSD[name]) for name in ("integer", "decimal", "gYear", "boolean")}
     sdo = {name: N(str(SDO[name])) for name in ("ScholarlyArticle", "CreativeWorkSeries", "identifier", "name", "headline",
                                                  "abstract", "datePublished", "url", "codeRepository", "isPartOf")}
     skos = {name: N(str(SKOS[name])) for name in ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader",
@@ -158,7 +158,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
                                                      "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
                                                      "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
                                                      "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount",
-                                                     "word", "text")}
+                                                     "word", "text", "specificity", "generic", "mentionCount")}
     subject = N(str(DCTERMS.subject))
     assignment, entity = kgv["KeyphraseAssignment"], prov["Entity"]
     about_assignment = (rdf_type, rdf_type, kgv["paper"], kgv["concept"], kgv["phrase"], kgv["score"], kgv["rank"],
@@ -285,6 +285,11 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             about += [(kgv["labelKey"], text(text_.lower()))
                       for text_ in [d["label"], *d.get("alt_labels", [])] if text_.lower() != text_]
             about.append((kgv["paperCount"], integer(d["papers"])))
+            if d.get("specificity") is not None:  # (kg.concepts.specificity; a generic concept is no paper's subject)
+                about += [(kgv["specificity"], decimal(d["specificity"])),
+                          (kgv["generic"], typed("true" if d.get("generic") else "false", xsd["boolean"]))]
+                if d.get("generic"):
+                    about.append((kgv["mentionCount"], integer(d.get("mentions", 0))))
             if node in broader:
                 about.append((kgv["paperCountWithNarrower"], integer(len(under.get(node, ())))))
             about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]

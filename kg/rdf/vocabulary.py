@@ -46,6 +46,9 @@ class KGV(DefinedNamespace):
     venuePaperCount: URIRef
     word: URIRef
     text: URIRef
+    specificity: URIRef
+    generic: URIRef
+    mentionCount: URIRef
 
 
 def check_base(base: str) -> str:

@@ -62,6 +62,7 @@ ZOO = concept("zeroth-order-optimization")
 SZOO = concept("stochastic-zeroth-order-optimization")
 LLM = concept("large-language-model")  # altLabels LLM and LLMs: kgv:labelKey "llm" and "llms"
 A11 = assignment(P1, 1)  # P1 -> zeroth-order-optimization, score 0.71, rank 1
+MEMORY = concept("memory")  # generic: no paper's subject, kgv:mentionCount 2
 
 
 def _set(g: Graph, s, p, o) -> None:
@@ -165,6 +166,13 @@ BREAKAGES = [
     ("paperCount-on-venue-concept", lambda g: g.add((VC_FT, KGV.paperCount, Literal(2))), "only a skos:Concept has kgv:paperCount"),
     ("untyped-venue-concept", lambda g: g.remove((VC_FT, RDF.type, None)), "a kgv:KeyphraseAssignment or a kgv:VenueConcept"),
     ("bad-model-sha", lambda g: _set(g, KG["agent/model"], KGV.sha256, Literal("xyz")), "Pattern"),
+    ("specificity-above-1", lambda g: _set(g, OPT, KGV.specificity, Literal(Decimal("1.2"))), "kgv:specificity, an xsd:decimal in [0, 1]"),
+    ("specificity-string", lambda g: _set(g, OPT, KGV.specificity, Literal("0.47")), "kgv:specificity, an xsd:decimal in [0, 1]"),
+    ("specificity-without-generic", lambda g: g.remove((OPT, KGV.generic, None)), "kgv:specificity and kgv:generic are stated together"),
+    ("generic-string", lambda g: _set(g, OPT, KGV.generic, Literal("false")), "kgv:generic, an xsd:boolean"),
+    ("generic-subject", lambda g: _set(g, OPT, KGV.generic, Literal(True)), "is kgv:generic but a paper has it as dcterms:subject"),
+    ("mentionCount-missing", lambda g: g.remove((MEMORY, KGV.mentionCount, None)), "kgv:mentionCount is stated exactly on the kgv:generic"),
+    ("mentionCount-on-specific", lambda g: g.add((OPT, KGV.mentionCount, Literal(2))), "kgv:mentionCount is stated exactly on the kgv:generic"),
 ]
 
 

@@ -45,7 +45,7 @@ def paper(pid: str) -> str:
 
 # query -> [(case, --bind values)]; the first case's golden is <query>.csv, the others' <query>.<case>.csv
 CASES: dict[str, list[tuple[str, list[str]]]] = {
-    "top-concepts": [("default", [])],
+    "top-concepts": [("default", []), ("all", ["all=true"])],     # all: the generic concept memory too
     "papers-of-concept": [
         ("label", ["label=optimization"]),                       # two levels of narrower concepts, a negative score
         ("iri", [concept("optimization")]),                      # the same rows, found by IRI
