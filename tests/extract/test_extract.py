@@ -211,3 +211,14 @@ def test_int8_keyphrases_of_an_abstract_do_not_depend_on_the_abstracts_beside_it
     together = extract_keyphrases(items, int8, nlp=nlp, settings=settings)
     apart = extract_keyphrases(items[:3], int8, nlp=nlp, settings=settings) + extract_keyphrases(items[3:], int8, nlp=nlp, settings=settings)
     assert together == apart
+
+
+def test_the_long_form_of_a_defined_acronym_ranks_higher(hash_embedder, nlp):
+    text = ("We study robustness in distributed training. Federated Adversarial Learning (FAL) trains robust models "
+            "across clients. Our analysis of FAL covers convergence rates, communication cost and client drift.")
+    ranks = {}
+    for weight in (0.0, 1.0):
+        found = extract_keyphrases([("a", text)], hash_embedder, nlp=nlp, settings=Settings(definition_weight=weight, top_n=20))[0]
+        ranks[weight] = [k.phrase for k in found.keyphrases].index("federated adversarial learning")
+    assert found.definitions == (("FAL", "Federated Adversarial Learning"),)
+    assert ranks[1.0] == 0 < ranks[0.0]
