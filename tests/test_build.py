@@ -1,5 +1,7 @@
 """End to end: the real model over the seeds, every output checked."""
 
+import csv
+import io
 import json
 
 import pytest
@@ -37,7 +39,8 @@ def test_keyphrases_jsonl_has_one_record_per_paper_in_input_order(seeds_build):
         assert [k["rank"] for k in r["keyphrases"]] == list(range(1, len(r["keyphrases"]) + 1))
         for k in r["keyphrases"]:
             assert set(k) == {"phrase", "concept", "score", "rank"}
-            assert G.nodes[k["concept"]]["kind"] == "concept" and G.has_edge(f"paper:{r['id']}", k["concept"])
+            concept = G.nodes[k["concept"]]  # a generic concept is no paper's subject: named, not linked
+            assert concept["kind"] == "concept" and G.has_edge(f"paper:{r['id']}", k["concept"]) != concept.get("generic", False)
 
 
 def test_labels_name_the_method_an_abstract_introduces(seeds_build):
@@ -82,9 +85,9 @@ def test_built_graph_conforms_to_the_shacl_shapes(seeds_build):
 def test_top_concepts_are_shared_by_several_papers(seeds_build, run_cli, project):
     result = run_cli("query", "top-concepts", "--graph", str(seeds_build.out / "graph.ttl"), "--format", "csv")
     assert result.code == 0, result.err
-    rows = result.out.splitlines()[1:]
-    counts = [int(r.rsplit(",", 1)[1]) for r in rows]
-    assert counts[0] >= 3 and sum(c >= 2 for c in counts) >= 5
+    rows = list(csv.DictReader(io.StringIO(result.out)))
+    counts = [int(r["papers"]) for r in rows]
+    assert counts[0] >= 3 and sum(c >= 2 for c in counts) >= 5 and not any(r["generic"] == "true" for r in rows)
 
 
 def test_rebuild_is_byte_identical(seeds_build, default_embedder, nlp, tmp_path, monkeypatch):

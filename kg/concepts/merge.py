@@ -523,14 +523,20 @@ def named_instances(keys: Iterable[str], texts: Iterable[str]) -> list[tuple[str
 _TEXT_WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
 
 
-def _says_instance(text: str, stem: str, noun: str) -> bool:
-    """Whether *text* says the word *stem* names a *noun* (`named_instances`)."""
+@lru_cache(maxsize=1 << 14)
+def _instance_patterns(stem: str, noun: str) -> tuple[re.Pattern, ...]:
+    """The patterns of `named_instances` for the word *stem* and the noun *noun*, compiled once."""
     p, c = re.escape(stem), re.escape(noun) + r"s?"
-    return bool(
-        re.search(rf"\b(?i:the|an?)\s+(?-i:[A-Z])(?i:{p[1:] if p[0].isalpha() else p})\s+(?i:{c})\b", text) and stem[0].isalpha()
-        or re.search(rf"(?i)\b{c}\s*,?\s+(?:such as|like|including|e\.g\.,?)\s+(?:[\w-]+,?\s+(?:and\s+|or\s+)?){{0,3}}{p}\b", text)
-        or re.search(rf"(?i)\b{p}\b[^.;]{{0,40}}?\bis\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}?{c}\b", text)
-    )
+    named = [re.compile(rf"\b(?i:the|an?)\s+[A-Z](?i:{p[1:]})\s+(?i:{c})\b")] if stem[0].isalpha() else []
+    return (*named,
+            re.compile(rf"(?i)\b{c}\s*,?\s+(?:such as|like|including|e\.g\.,?)\s+(?:[\w-]+,?\s+(?:and\s+|or\s+)?){{0,3}}{p}\b"),
+            re.compile(rf"(?i)\b{p}\b[^.;]{{0,40}}?\bis\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}?{c}\b"))
+
+
+def _says_instance(text: str, stem: str, noun: str) -> bool:
+    """Whether *text* says the word *stem* names a *noun* (`named_instances`): "the Stem noun" written with
+    a capital, "nouns such as / like / including / e.g. stem", or "stem ... is a / an / the ... noun"."""
+    return any(pattern.search(text) for pattern in _instance_patterns(stem, noun))
 
 
 def _variant_partners(vocabulary: set[str]) -> dict[str, list[tuple[str, bool, bool]]]:
@@ -877,7 +883,7 @@ def _broader(concepts: Sequence[tuple[str, str, Sequence[str]]]) -> tuple[dict[s
             good = is_meaningful.get(head)
             if good is None:
                 good = is_meaningful[head] = meaningful(head)
-            if good:
+            if good and not _reaches(parent, head, key):  # (a synonym's label may head its own key: no cycle)
                 parent[key] = head
                 if head not in heads_of and head not in implied:
                     implied[head] = None
@@ -885,6 +891,17 @@ def _broader(concepts: Sequence[tuple[str, str, Sequence[str]]]) -> tuple[dict[s
                 break
     # the key string of each implied head as normalize_phrase gives it (not a copy of it)
     return parent, [_normalize(head) for head in implied]
+
+
+def _reaches(parent: Mapping[str, str], start: str, key: str) -> bool:
+    """Whether *key* is *start* or above it in *parent* (key -> its broader key)."""
+    seen = set()
+    while start not in seen:
+        if start == key:
+            return True
+        seen.add(start)
+        start = parent.get(start, start)
+    return False
 
 
 def _preferred_label(forms: Mapping[str, int]) -> str:

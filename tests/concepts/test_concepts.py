@@ -143,3 +143,12 @@ def test_two_expansions_of_one_acronym_that_differ_in_a_word_are_one_concept(rea
     a = index.assignment
     assert a[("p1", "stochastic gradient method")] == a[("p2", "stochastic gradient descent")] == a[("p3", "SGD")]
     assert a[("p4", "contrastive learning")] != a[("p5", "continual learning")]
+
+
+def test_a_synonym_label_never_makes_its_concept_broader_than_itself(hash_embedder):
+    """The seeds' case: `EF` (error feedback) and `error feedback methods` join under the key "error feedback"
+    with the label "error feedback methods", whose head is the key itself."""
+    index = merge_concepts([("p1", ["EF", "error feedback methods"], [("EF", "error feedback")])],
+                           embed=hash_embedder.embed, synonym_threshold=-1.0)
+    (concept,) = index.concepts
+    assert (concept.key, concept.label, concept.broader) == ("error feedback", "error feedback methods", ())
