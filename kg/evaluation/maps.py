@@ -1,12 +1,21 @@
 """How readable a drawn map is: which concept labels an OCR engine reads on a screenshot, at
 their nodes.
 
-The map page's own state says which labels it drew; this reads the pixels instead, with
-Debian's ``tesseract`` (tesseract-ocr), so that a label hidden under others, cut off, too small
-or too pale does not count. A label counts when a run of words that tesseract read matches it
-(`MATCH` similarity or more, case and punctuation aside) and lies where the page draws that
-label: centred on its node, within `NEAR` pixels. Labels in a list beside the map do not count.
-Used by the tests (tests/view) and ``python -m benchmarks.page``.
+The map page's own state says which labels it drew and where; this reads the pixels instead,
+with Debian's ``tesseract`` (tesseract-ocr), so that a label hidden under others, cut off, too
+small or too pale does not count. Two readings:
+
+* `read_labels`: each label's box (at its node) is cut out of the screenshot with a few pixels
+  around it, the cuts are stacked on a white page, and tesseract reads them as lines; a label
+  counts when the line read in its cut matches it (`MATCH` similarity or more, case and
+  punctuation aside). This is how a person reads a map: label by label, where it is.
+* `read_words` and `readable_labels`: tesseract reads the whole screenshot as sparse text and a
+  label counts when a run of the words it found matches it within `NEAR` pixels of where it is
+  drawn. On a dense map tesseract's page segmentation takes the dots around a label for part
+  of it and misses labels a person reads, so this reading gives fewer.
+
+Labels in a list beside the map do not count. Used by the tests (tests/view) and
+``python -m benchmarks.page``.
 """
 
 from __future__ import annotations
@@ -50,16 +59,66 @@ class Word:
     line: tuple[int, int, int]
 
 
-def read_words(png: Path, *, min_confidence: float = 30.0) -> list[Word]:
-    """The words tesseract reads in *png* (sparse text: labels scattered over a picture)."""
+def _tesseract(png: Path, mode: str) -> str:
     exe = shutil.which("tesseract")
     if exe is None:
         raise KGError("tesseract is not installed: `apt-get install -y tesseract-ocr` (make install-test does it)")
-    done = subprocess.run([exe, str(png), "stdout", "--psm", "11", "tsv"], capture_output=True, text=True, check=False)
+    done = subprocess.run([exe, str(png), "stdout", "--psm", mode, "tsv"], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise KGError(f"tesseract failed on {png}: {done.stderr.strip()[-300:]}")
+    return done.stdout
+
+
+def read_labels(png: Path, labels: Sequence[OnScreen], *, margin: tuple[int, int] = (3, 0), gap: int = 14) -> list[str]:
+    """The ids of *labels* (each with its box: x, y its centre, w, h its size, in the pixels of
+    *png*) whose text tesseract reads in the box cut out of *png* (*margin* pixels wider and
+    taller on each side), in the order of *labels*."""
+    import tempfile
+
+    from PIL import Image
+
+    shot = Image.open(png).convert("RGB")
+    cuts, rows, top = [], [], gap
+    for label in labels:
+        box = (round(label.x - label.w / 2) - margin[0], round(label.y - label.h / 2) - margin[1],
+               round(label.x + label.w / 2) + margin[0], round(label.y + label.h / 2) + margin[1])
+        cut = shot.crop(box)
+        cuts.append((cut, top))
+        rows.append((top, top + cut.height))
+        top += cut.height + gap
+    if not cuts:
+        return []
+    page = Image.new("RGB", (max(c.width for c, _ in cuts) + 2 * gap, top), "white")
+    for cut, at in cuts:
+        page.paste(cut, (gap, at))
+    with tempfile.TemporaryDirectory(prefix="kg-ocr-") as work:
+        path = Path(work) / "labels.png"
+        page.save(path)
+        words = _words(_tesseract(path, "6"), 0.0)
+    found: dict[int, list[Word]] = {}
+    for w in words:
+        middle = w.top + w.height / 2
+        for k, (a, b) in enumerate(rows):
+            if a <= middle <= b:
+                found.setdefault(k, []).append(w)
+                break
+    read = []
+    for k, label in enumerate(labels):
+        text = _norm(" ".join(w.text for w in sorted(found.get(k, []), key=lambda w: w.left)))
+        want = _norm(label.label)
+        if text and want and SequenceMatcher(None, text, want).ratio() >= MATCH:
+            read.append(label.id)
+    return read
+
+
+def read_words(png: Path, *, min_confidence: float = 30.0) -> list[Word]:
+    """The words tesseract reads in *png* (sparse text: labels scattered over a picture)."""
+    return _words(_tesseract(png, "11"), min_confidence)
+
+
+def _words(tsv: str, min_confidence: float) -> list[Word]:
     words = []
-    for row in done.stdout.splitlines()[1:]:
+    for row in tsv.splitlines()[1:]:
         cells = row.split("\t")
         if len(cells) < 12 or cells[0] != "5" or not cells[11].strip():
             continue

@@ -5,16 +5,16 @@ The same payload feeds ``graph.html`` (embedded in the page) and ``kg serve``'s 
 columnar (one list per field) to stay small: a 10,000-paper graph fits in a few MB.
 
 What is on the map: the concepts the model placed (``x``/``y``, docs/model.md), in rank order,
-at most `MAX_MAP_CONCEPTS`; the `MAX_LINKS` strongest co-occurrence links between them
-(``related`` pairs first, then by papers shared); the clusters; the papers at their own
-positions. Every concept, paper and venue is in the payload, whether drawn or not, so the page
-finds and explains any of them. Texts are plain strings: the page only ever shows them as text.
+at most `MAX_MAP_CONCEPTS` (``drawn``, with their places and clusters in ``placed``); the
+`MAX_LINKS` strongest co-occurrence links between them (``related`` pairs first, then by papers
+shared); the clusters; the papers at their own positions. Every concept, paper and venue is in
+the payload, whether drawn or not, so the page finds and explains any of them. Texts are plain
+strings: the page only ever shows them as text.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -69,7 +69,8 @@ def map_payload(G: nx.Graph, *, title: str = "kg", settings: MapSettings | None 
     return {
         "title": title,
         "base": _text(G.graph.get("base_iri") or ""),
-        "concepts": _concept_columns(nodes, concepts, found, vi, known),
+        "concepts": _concept_columns(nodes, concepts, found),
+        "placed": _placed_columns(nodes, concepts, drawn, known),
         "papers": _paper_columns(nodes, papers, found, ci, vi, known, settings.abstracts),
         "venues": {"id": venues, "label": [_label(nodes, v) for v in venues],
                    "papers": [len(found.venue_papers.get(v, ())) for v in venues]},
@@ -114,30 +115,32 @@ def _paper_links(G: nx.Graph, concepts: Mapping[str, int], venues: set[str]) -> 
     return _Links(subjects, concept_papers, venue_of, venue_papers)
 
 
-def _concept_columns(nodes, concepts: list[str], links: _Links, vi: Mapping[str, int], clusters: set[int]) -> dict:
+def _concept_columns(nodes, concepts: list[str], links: _Links) -> dict:
+    """Every concept: what the page finds, ranks and explains it by."""
     ci = {c: i for i, c in enumerate(concepts)}
-    out: dict[str, list] = {k: [] for k in ("id", "label", "alt", "papers", "x", "y", "cluster", "generic",
-                                            "year", "venue", "broader")}
+    out: dict[str, list] = {k: [] for k in ("id", "label", "alt", "papers", "generic", "broader")}
     for c in concepts:
         d = nodes[c]
         label = _label(nodes, c)
-        position = _position(d)
-        mine = links.concept_papers.get(c, [])
-        years = [y for y in (nodes[p].get("year") for p in mine) if isinstance(y, int) and not isinstance(y, bool)]
-        at = Counter(vi[links.venue_of[p]] for p in mine if p in links.venue_of) if len(mine) > 1 else \
-            {vi[links.venue_of[p]]: 1 for p in mine if p in links.venue_of}
         out["id"].append(c)
         out["label"].append(label)
         out["alt"].append([_text(a) for a in d.get("alt_labels") or [] if _text(a) != label])
-        out["papers"].append(_int(d.get("papers")) if isinstance(d.get("papers"), int) else len(mine))
-        out["x"].append(position[0] if position else None)
-        out["y"].append(position[1] if position else None)
-        cluster = d.get("cluster")
-        out["cluster"].append(cluster if isinstance(cluster, int) and cluster in clusters else 0)
+        out["papers"].append(_int(d["papers"]) if isinstance(d.get("papers"), int) else len(links.concept_papers.get(c, ())))
         out["generic"].append(1 if d.get("generic") else 0)
-        out["year"].append(round(sum(years) / len(years), 1) if years else None)
-        out["venue"].append(min(at, key=lambda v: (-at[v], v)) if at else -1)
         out["broader"].append([ci[b] for b in d.get("broader") or [] if b in ci])
+    return out
+
+
+def _placed_columns(nodes, concepts: list[str], drawn: list[int], clusters: set[int]) -> dict:
+    """The drawn concepts' places and clusters, in the order of ``drawn``."""
+    out: dict[str, list] = {"x": [], "y": [], "cluster": []}
+    for i in drawn:
+        d = nodes[concepts[i]]
+        x, y = _position(d)
+        cluster = d.get("cluster")
+        out["x"].append(x)
+        out["y"].append(y)
+        out["cluster"].append(cluster if isinstance(cluster, int) and cluster in clusters else 0)
     return out
 
 

@@ -27,7 +27,7 @@
   }
 
   /* The model of one payload. Positions become canvas units: the box of everything placed is
-     scaled so its longer side is SIDE, centred on 0, y pointing up as in the layout. */
+     scaled so its longer side is SIDE, centred on 0; y grows downwards, as on the screen (docs/model.md). */
   function Model(payload) {
     var C = payload.concepts, P = payload.papers, i;
     this.title = payload.title;
@@ -36,7 +36,13 @@
     this.nC = C.id.length; this.nP = P.id.length; this.nV = this.V.id.length;
     this.drawn = payload.drawn; this.links = payload.links; this.related = payload.related;
     this.onMap = new Uint8Array(this.nC);
-    for (i = 0; i < this.drawn.length; i++) this.onMap[this.drawn[i]] = 1;
+    C.x = new Array(this.nC).fill(null); C.y = new Array(this.nC).fill(null); C.cluster = new Array(this.nC).fill(0);
+    for (i = 0; i < this.drawn.length; i++) {
+      var c = this.drawn[i];
+      this.onMap[c] = 1;
+      C.x[c] = payload.placed.x[i]; C.y[c] = payload.placed.y[i]; C.cluster[c] = payload.placed.cluster[i];
+    }
+    this._years();
     this.clusterById = {};
     for (i = 0; i < this.clusters.length; i++) this.clusterById[this.clusters[i].id] = this.clusters[i];
     this.index = {};
@@ -46,6 +52,26 @@
     this._fit();
     this._lazy = null;
   }
+
+  /* Each concept's mean publication year and main venue (the venue of most of its papers,
+     the first in the venues' order on a tie), from its papers. */
+  Model.prototype._years = function () {
+    var C = this.C, P = this.P, sum = new Float64Array(this.nC), n = new Int32Array(this.nC), at = new Map(), nV = Math.max(this.nV, 1), i, k;
+    for (i = 0; i < this.nP; i++) {
+      var l = P.concepts[i], y = P.year[i], v = P.venue[i];
+      for (k = 0; k < l.length; k += 2) {
+        if (y !== null) { sum[l[k]] += y; n[l[k]]++; }
+        if (v >= 0) { var key = l[k] * nV + v; at.set(key, (at.get(key) || 0) + 1); }
+      }
+    }
+    C.year = Array.from(n, function (m, c) { return m ? Math.round(sum[c] / m * 10) / 10 : null; });
+    C.venue = new Array(this.nC).fill(-1);
+    var best = new Int32Array(this.nC);
+    at.forEach(function (m, key) {
+      var c = Math.floor(key / nV), v = key % nV;
+      if (m > best[c] || (m === best[c] && v < C.venue[c])) { best[c] = m; C.venue[c] = v; }
+    });
+  };
 
   Model.prototype._fit = function () {
     var C = this.C, P = this.P, xs = [], ys = [], i;
@@ -61,7 +87,7 @@
     }
     var k = SIDE / Math.max(x1 - x0, y1 - y0, 1e-9), cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
     function X(v) { return finite(v) ? (v - cx) * k : null; }
-    function Y(v) { return finite(v) ? -(v - cy) * k : null; }
+    function Y(v) { return finite(v) ? (v - cy) * k : null; }
     this.cx = C.x.map(X); this.cy = C.y.map(Y);
     this.px = P.x.map(X); this.py = P.y.map(Y);
     this.clusterXY = this.clusters.map(function (c) { return [X(c.x), Y(c.y)]; });

@@ -13,14 +13,21 @@
   var MAX_ZOOM = 150, MIN_ZOOM = 0.25;          /* relative to the fitted view */
   var CONCEPT_FONT = [12, 22], FULL_SIZE = 200;  /* label font in pixels: 12 at one paper, 22 at 200 and more */
   var PAPER_FONT = 11, CLUSTER_FONT = 15;
-  var CONCEPT_CHARS = 36, PAPER_CHARS = 40, CLUSTER_CHARS = 56;
+  var CONCEPT_CHARS = 36, PAPER_CHARS = 40, CLUSTER_CHARS = 34;
   var FONT = "system-ui, 'DejaVu Sans', sans-serif";
-  var BEFORE_NAMES = 20;                        /* concept labels placed before the cluster names */
-  var NAMED = 10, MIN_NAMED = 0.04;             /* cluster names on the map: at most 10, of 4 % of the concepts or more */
+  var BEFORE_NAMES = 20;                        /* concept labels ranked before the cluster names */
+  var NAMED = 10, MIN_NAMED = 0.04, NAMES_FROM = 1;            /* cluster names on the map: at most 10, of 4 % of the concepts or more */
   var PAPERS_AT_FIT = 1500;                     /* more papers than this: they appear as you zoom in */
   var PAPER_RADIUS = 2, HIT = 3;                /* screen pixels */
   var GRID = 16;                                /* canvas units: the cell of the hit-test grid */
   var SETTLE = 150, ZOOM_REUSE = 1.6, MARGIN = 0.3;  /* the moving picture: see _draw */
+
+  /* A cluster's name for the map: its first parts (" / ") that fit CLUSTER_CHARS. */
+  function clusterName(label) {
+    var parts = String(label).split(" / "), name = parts[0];
+    for (var k = 1; k < parts.length && (name + " / " + parts[k]).length <= CLUSTER_CHARS; k++) name += " / " + parts[k];
+    return core.shorten(name, CLUSTER_CHARS);
+  }
 
   function rgba(hex, a) {
     var n = parseInt(hex.slice(1), 16);
@@ -91,6 +98,7 @@
     this.shown = sel.ranked.slice().reverse();  /* drawn smallest first, so the big ones lie on top */
     this._grids();
     this._linkList();
+    this._labelItems();
     this.version = (this.version || 0) + 1;
     if (opts && opts.fit) this.fit(); else this._placeLabels();
     this.network.redraw();
@@ -105,41 +113,61 @@
     return this.colors.legend;
   };
 
-  /* The fitted view: everything drawn in the canvas, with a margin. */
+  /* The fitted view: every circle and every label of the first view in the canvas. The labels
+     are placed for a scale, and the scale is cut until the labels that stick out of the
+     circles' box fit too (twice: the labels placed at the new scale may differ a little). */
   MapView.prototype.fit = function (animate) {
-    var M = this.M, x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    var M = this.M, x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity, k;
     function add(x, y) { x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
     this.sel.ranked.forEach(function (c) { add(M.cx[c], M.cy[c]); });
     this.papers.forEach(function (p) { add(M.px[p], M.py[p]); });
     if (!(x0 <= x1)) { x0 = y0 = -core.SIDE / 2; x1 = y1 = core.SIDE / 2; }
-    var w = Math.max(this.container.clientWidth, 100), h = Math.max(this.container.clientHeight, 100);
-    var mx = Math.min(w / 5, 80), my = Math.min(h / 5, 30);
-    var s = Math.min((w - 2 * mx) / Math.max(x1 - x0, 1e-6), (h - 2 * my) / Math.max(y1 - y0, 1e-6));
-    s = Math.max(Math.min(s, 20), 1e-3);
-    if (!this.fitScale || !animate) this.fitScale = s;
-    this._placeLabels();
-    this.network.moveTo({position: {x: (x0 + x1) / 2, y: (y0 + y1) / 2}, scale: s,
-                         animation: animate ? {duration: 300, easingFunction: "easeInOutQuad"} : false});
+    var w = Math.max(this.container.clientWidth, 100), h = Math.max(this.container.clientHeight, 100), margin = 12;
+    var bw = Math.max(x1 - x0, 1e-6), bh = Math.max(y1 - y0, 1e-6);
+    var s = Math.max(Math.min((w - 2 * margin - 40) / bw, (h - 2 * margin - 30) / bh, 20), 1e-3), cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    var old = this.fitScale;
+    for (var pass = 0; pass < 3; pass++) {
+      this.fitScale = s;
+      this._placeLabels();
+      if (pass === 2) break;
+      var placed = this.placement.at(this.fitLevel), items = this.placement.items, o = [0, 0, 0, 0];
+      for (k = 0; k < placed.order.length; k++) {
+        var i = placed.order[k], it = items[i], at = placed.place[i];
+        if (this.labelKinds[i].kind === "paper" && !this.papersVisible(s)) continue;
+        o[0] = Math.max(o[0], -((it.x - x0) * s + at[0] - it.w / 2));
+        o[1] = Math.max(o[1], (it.x - x1) * s + at[0] + it.w / 2);
+        o[2] = Math.max(o[2], -((it.y - y0) * s + at[1] - it.h / 2));
+        o[3] = Math.max(o[3], (it.y - y1) * s + at[1] + it.h / 2);
+      }
+      var fit = Math.min((w - 2 * margin - o[0] - o[1]) / bw, (h - 2 * margin - o[2] - o[3]) / bh, 20);
+      var next = Math.max(Math.min(s, fit), s * 0.6, 1e-3);
+      cx = (x0 + x1) / 2 + (o[1] - o[0]) / 2 / next;
+      cy = (y0 + y1) / 2 + (o[3] - o[2]) / 2 / next;
+      if (next >= s * 0.999) break;
+      s = next;
+    }
+    if (animate && old) { this.fitScale = old; this._placeLabels(); }
+    this.network.moveTo({position: {x: cx, y: cy}, scale: s, animation: animate ? {duration: 300, easingFunction: "easeInOutQuad"} : false});
   };
 
-  MapView.prototype._placeLabels = function () {
-    var M = this.M, C = M.C, P = M.P, self = this, measure = this.measure, items = [], kinds = [];
-    var base = this.fitScale / BELOW_FIT;
+  /* The labels and their order (kg.labels): the first BEFORE_NAMES concepts, the cluster names
+     (drawn from NAMES_FROM levels below the fitted view up to 3 above it), the other concepts,
+     then the papers, each held back only by those before it. Made once a selection, for any
+     scale; widths are measured a font at a time (setting a canvas font costs more than
+     measuring), the papers' only when first needed. */
+  MapView.prototype._labelItems = function () {
+    var M = this.M, C = M.C, P = M.P, self = this, items = [], kinds = [];
     this.fitLevel = Math.floor(Math.log(BELOW_FIT) / Math.log(kg.labels.RATIO) + 1e-9);
-    function add(kind, i, x, y, text, size, weight, from, upto) {
-      measure.font = weight + " " + size + "px " + FONT;
-      items.push({x: x, y: y, w: measure.measureText(text).width, h: size * 1.2, from: from, upto: upto});
-      kinds.push({kind: kind, i: i, text: text, size: size, weight: weight});
+    function add(kind, i, x, y, text, size, weight, from, upto, r) {
+      items.push({x: x, y: y, w: null, h: size * 1.2, r: r, from: from, upto: upto});
+      kinds.push({kind: kind, i: i, text: text, size: size, weight: weight, font: weight + " " + size + "px " + FONT});
     }
     function concept(c) {
-      var size = self.fontSize(c);
-      add("concept", c, M.cx[c], M.cy[c], core.shorten(C.label[c], CONCEPT_CHARS), size, "600", 0, Infinity);
+      add("concept", c, M.cx[c], M.cy[c], core.shorten(C.label[c], CONCEPT_CHARS), self.fontSize(c), "600", 0, Infinity, self.radius[c]);
     }
-    /* the first concepts by rank, then the cluster names, then the other concepts, then papers */
     this.sel.ranked.slice(0, BEFORE_NAMES).forEach(concept);
-    this._namedClusters().forEach(function (k) {
-      var at = M.clusterXY[k];
-      add("cluster", k, at[0], at[1], core.shorten(M.clusters[k].label, CLUSTER_CHARS), CLUSTER_FONT, "bold", 0, self.fitLevel + 3);
+    this._namedClusters().forEach(function (n) {
+      add("cluster", n[0], n[1], n[2], n[3], CLUSTER_FONT, "bold", self.fitLevel - NAMES_FROM, self.fitLevel + 3, 0);
     });
     this.sel.ranked.slice(BEFORE_NAMES).forEach(concept);
     var many = this.papers.length > PAPERS_AT_FIT;
@@ -147,24 +175,48 @@
     this.paperLabelLevel = Math.max(this.paperLevel, this.fitLevel + 3);
     var order = this.papers.slice().sort(function (a, b) { return P.concepts[b].length - P.concepts[a].length || a - b; });
     order.forEach(function (p) {
-      add("paper", p, M.px[p], M.py[p], core.shorten(P.label[p], PAPER_CHARS), PAPER_FONT, "normal", self.paperLabelLevel, Infinity);
+      add("paper", p, M.px[p], M.py[p], core.shorten(P.label[p], PAPER_CHARS), PAPER_FONT, "normal", self.paperLabelLevel, Infinity,
+          PAPER_RADIUS);
     });
-    this.placement = new kg.labels.Placement(items, base, LEVELS);
+    this._measure(items, kinds, function (k) { return k.kind !== "paper"; });
+    this.labelItems = items;
     this.labelKinds = kinds;
   };
 
-  /* The clusters named on the map: the biggest, each with at least MIN_NAMED of the concepts
-     shown, at most NAMED; the legend names them all. */
-  MapView.prototype._namedClusters = function () {
-    var M = this.M, sel = this.sel, size = {}, out = [];
-    if (sel.ranked.length < 2) return out;
-    sel.ranked.forEach(function (c) { if (M.C.cluster[c]) size[M.C.cluster[c]] = (size[M.C.cluster[c]] || 0) + 1; });
-    M.clusters.forEach(function (c, k) {
-      var at = M.clusterXY[k];
-      if (at[0] !== null && at[1] !== null && (size[c.id] || 0) >= Math.max(3, MIN_NAMED * sel.ranked.length)) out.push(k);
+  /* The labels' placement for the fitted view's scale. */
+  MapView.prototype._placeLabels = function () {
+    var items = this.labelItems, kinds = this.labelKinds, self = this;
+    this.placement = new kg.labels.Placement(items, this.fitScale / BELOW_FIT, LEVELS, this.fitLevel, function () {
+      self._measure(items, kinds, function (k) { return k.kind === "paper"; });
     });
-    out.sort(function (a, b) { return size[M.clusters[b].id] - size[M.clusters[a].id] || a - b; });
-    return out.slice(0, NAMED);
+  };
+
+  MapView.prototype._measure = function (items, kinds, which) {
+    var ctx = this.measure, byFont = {};
+    kinds.forEach(function (k, i) { if (items[i].w === null && which(k)) (byFont[k.font] || (byFont[k.font] = [])).push(i); });
+    Object.keys(byFont).forEach(function (font) {
+      ctx.font = font;
+      byFont[font].forEach(function (i) { items[i].w = ctx.measureText(kinds[i].text).width; });
+    });
+  };
+
+  /* The clusters named on the map: the biggest, each with at least MIN_NAMED of the concepts
+     shown, at most NAMED (the legend names them all); each name at the top of its region (above
+     the concepts of its cluster, most of them: their centre minus the 85th percentile of their
+     distances to it), where it hides no label of the concepts in the middle. Names of more than
+     CLUSTER_CHARS characters keep their first parts. [cluster index, x, y, name] each. */
+  MapView.prototype._namedClusters = function () {
+    var M = this.M, sel = this.sel, members = {}, out = [];
+    if (sel.ranked.length < 2) return out;
+    sel.ranked.forEach(function (c) { var k = M.C.cluster[c]; if (k) (members[k] || (members[k] = [])).push(c); });
+    M.clusters.forEach(function (c, k) {
+      var at = M.clusterXY[k], mine = members[c.id] || [];
+      if (at[0] === null || at[1] === null || mine.length < Math.max(3, MIN_NAMED * sel.ranked.length)) return;
+      var d = mine.map(function (i) { return Math.hypot(M.cx[i] - at[0], M.cy[i] - at[1]); }).sort(function (a, b) { return a - b; });
+      out.push([k, at[0], at[1] - d[Math.floor(0.85 * (d.length - 1))], mine.length]);
+    });
+    out.sort(function (a, b) { return b[3] - a[3] || a[0] - b[0]; });
+    return out.slice(0, NAMED).map(function (n) { return [n[0], n[1], n[2], clusterName(M.clusters[n[0]].label)]; });
   };
 
   /* The links between shown concepts: [a, b, width class, colour] in drawing order. */
@@ -373,18 +425,19 @@
 
   MapView.prototype._labels = function (ctx, v) {
     var items = this.placement.items, kinds = this.labelKinds, drawn = this.placement.drawnAt(v.s), out = [];
-    var papers = this.papersVisible(v.s);
+    var papers = this.papersVisible(v.s), order = drawn.order.slice();
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
     ctx.lineJoin = "round";
-    drawn.sort(function (a, b) { return (kinds[a].kind === "cluster") - (kinds[b].kind === "cluster"); });
-    for (var k = 0; k < drawn.length; k++) {
-      var it = items[drawn[k]], lk = kinds[drawn[k]];
+    order.sort(function (a, b) { return (kinds[a].kind === "cluster") - (kinds[b].kind === "cluster"); });
+    for (var k = 0; k < order.length; k++) {
+      var it = items[order[k]], lk = kinds[order[k]], at = drawn.place[order[k]];
       if (lk.kind === "paper" && !papers) continue;
-      var x = it.x * v.s + v.ox, y = it.y * v.s + v.oy;
+      var x = it.x * v.s + v.ox + at[0], y = it.y * v.s + v.oy + at[1];
       if (x + it.w / 2 < 0 || x - it.w / 2 > v.w || y + it.h / 2 < 0 || y - it.h / 2 > v.h) continue;
       this._text(ctx, lk, x, y, it.w, it.h);
-      out.push({kind: lk.kind, index: lk.i, text: lk.text, x: x - it.w / 2, y: y - it.h / 2, w: it.w, h: it.h, size: lk.size});
+      out.push({kind: lk.kind, index: lk.i, text: lk.text, x: x - it.w / 2, y: y - it.h / 2, w: it.w, h: it.h, size: lk.size,
+                dx: at[0], dy: at[1]});
     }
     this.labelsDrawn = out;
   };
@@ -397,8 +450,8 @@
       ctx.fillStyle = darker(color, 0.6); ctx.fillText(lk.text, x, y);
       return;
     }
-    ctx.fillStyle = "rgba(255, 255, 255, 0.9)";
-    ctx.fillRect(x - w / 2 - 1, y - h / 2 + 1, w + 2, h - 2);
+    ctx.fillStyle = "rgba(255, 255, 255, 0.97)";
+    ctx.fillRect(x - w / 2 - 3, y - h / 2, w + 6, h);
     ctx.lineWidth = 4; ctx.strokeStyle = "#ffffff"; ctx.strokeText(lk.text, x, y);
     ctx.fillStyle = lk.kind === "paper" ? "#3d4550" : "#101418";
     ctx.fillText(lk.text, x, y);
@@ -478,7 +531,7 @@
       selected: this.selected ? M.id(this.selected[0], this.selected[1]) : null,
       labels: this.labelsDrawn.map(function (l) {
         return {kind: l.kind, id: l.kind === "cluster" ? "cluster:" + M.clusters[l.index].id : M.id(l.kind, l.index),
-                text: l.text, x: l.x, y: l.y, w: l.w, h: l.h, size: l.size};
+                text: l.text, x: l.x, y: l.y, w: l.w, h: l.h, size: l.size, dx: l.dx, dy: l.dy};
       }),
       frames: this.frames, pictures: this.pictures
     };
