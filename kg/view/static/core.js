@@ -212,16 +212,20 @@
   /* The colour of each drawn concept and each paper under one overlay, and its legend:
      "cluster" (the default), "year" (mean publication year, viridis) or "venue". */
   Model.prototype.colors = function (mode) {
-    var C = this.C, P = this.P, self = this, concept = new Array(this.nC), paper = new Array(this.nP), legend, i;
+    var C = this.C, P = this.P, concept = new Array(this.nC), paper = new Array(this.nP), legend, i;
     if (mode === "year") {
-      var lo = Infinity, hi = -Infinity;
-      this.drawn.forEach(function (c) { var y = C.year[c]; if (y !== null) { lo = Math.min(lo, y); hi = Math.max(hi, y); } });
-      var span = hi > lo ? hi - lo : 1;
-      var at = function (y) { return y === null || !(lo <= hi) ? NONE_COLOR : viridis((y - lo) / span); };
+      /* the scale spans the middle 90 % of the drawn concepts' mean years (a few concepts of
+         old papers would squeeze the others into one colour); years beyond take its ends */
+      var years = [];
+      this.drawn.forEach(function (c) { if (C.year[c] !== null) years.push(C.year[c]); });
+      years.sort(function (a, b) { return a - b; });
+      var lo = years.length ? years[Math.floor(0.05 * (years.length - 1))] : null;
+      var hi = years.length ? years[Math.ceil(0.95 * (years.length - 1))] : null, span = hi > lo ? hi - lo : 1;
+      var at = function (y) { return y === null || lo === null ? NONE_COLOR : viridis((y - lo) / span); };
       for (i = 0; i < this.nC; i++) concept[i] = at(C.year[i]);
       for (i = 0; i < this.nP; i++) paper[i] = at(P.year[i]);
-      legend = {kind: "scale", title: "Mean publication year of the concept's papers",
-                from: lo <= hi ? lo : null, to: lo <= hi ? hi : null,
+      legend = {kind: "scale", title: "Mean publication year of the concept's papers", from: lo, to: hi,
+                below: years.length && years[0] < lo, above: years.length && years[years.length - 1] > hi,
                 stops: VIRIDIS.map(function (_, k) { return viridis(k / (VIRIDIS.length - 1)); }),
                 none: NONE_COLOR};
     } else if (mode === "venue") {
@@ -245,7 +249,7 @@
     legend.mode = mode;
     return {concept: concept, paper: paper, legend: legend, of: function (kind, i) {
       return kind === "concept" ? concept[i] : kind === "paper" ? paper[i] : NONE_COLOR;
-    }, self: self};
+    }};
   };
 
   kg.core = {Model: Model, shorten: shorten, plural: plural, squash: squash, finite: finite, SIDE: SIDE,

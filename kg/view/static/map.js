@@ -457,18 +457,22 @@
     ctx.fillText(lk.text, x, y);
   };
 
-  /* The label of the hovered or selected node, whole and boxed, over everything. */
+  /* The label of the hovered or selected node, whole and boxed, over everything: where its label
+     is drawn if it is, else just above its node. */
   MapView.prototype._tag = function (ctx, item, v) {
     var at = this.positionOf(item[0], item[1]);
     if (!at) return;
-    var text = core.shorten(this.M.label(item[0], item[1]), 80), size = item[0] === "paper" ? 12 : 14;
+    var text = core.shorten(this.M.label(item[0], item[1]), 80), size = item[0] === "paper" ? 12 : 14, self = this;
+    var x = at.x * v.s + v.ox, y = at.y * v.s + v.oy - size * 1.6 - 4;
+    var drawn = this.labelsDrawn.filter(function (l) { return l.kind === item[0] && l.index === item[1]; })[0];
+    if (drawn) { x = drawn.x + drawn.w / 2; y = drawn.y + drawn.h / 2; size = Math.max(size, drawn.size); }
     ctx.font = "600 " + size + "px " + FONT;
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
-    var w = ctx.measureText(text).width, x = at.x * v.s + v.ox, y = at.y * v.s + v.oy - size * 1.6 - 4;
-    ctx.fillStyle = "rgba(255, 255, 255, 0.96)";
-    ctx.strokeStyle = "#5f6b76";
-    ctx.lineWidth = 1;
+    var w = ctx.measureText(text).width;
+    ctx.fillStyle = "rgba(255, 255, 255, 0.98)";
+    ctx.strokeStyle = "#1b1f24";
+    ctx.lineWidth = self.selected === item ? 2 : 1;
     ctx.fillRect(x - w / 2 - 5, y - size * 0.75, w + 10, size * 1.5);
     ctx.strokeRect(x - w / 2 - 5, y - size * 0.75, w + 10, size * 1.5);
     ctx.fillStyle = "#111111";

@@ -3,7 +3,7 @@
 (function (kg) {
   "use strict";
   var core = kg.core, plural = core.plural;
-  var LISTED = 200, LEGEND_SHOWN = 12;
+  var LISTED = 200, LEGEND_SHOWN = 12, RESULTS = 12;
 
   function $(id) { return document.getElementById(id); }
   function el(tag, text, cls) {
@@ -49,9 +49,9 @@
       } else {
         var bar = el("div", null, "kg-scale");
         bar.style.background = "linear-gradient(to right, " + legend.stops.join(", ") + ")";
-        var ticks = el("div", null, "kg-ticks");
-        ticks.appendChild(el("span", legend.from.toFixed(legend.to - legend.from < 4 ? 1 : 0)));
-        ticks.appendChild(el("span", legend.to.toFixed(legend.to - legend.from < 4 ? 1 : 0)));
+        var ticks = el("div", null, "kg-ticks"), digits = legend.to - legend.from < 4 ? 1 : 0;
+        ticks.appendChild(el("span", (legend.below ? "\u2264 " : "") + legend.from.toFixed(digits)));
+        ticks.appendChild(el("span", (legend.above ? "\u2265 " : "") + legend.to.toFixed(digits)));
         parts.push(bar, ticks);
       }
       var none = el("p", null, "kg-legend-item");
@@ -143,12 +143,12 @@
     input.addEventListener("input", function () {
       clearTimeout(timer);
       var q = input.value;
-      timer = setTimeout(function () { self.results(q.trim() ? app.M.search(q) : null); }, 150);
+      timer = setTimeout(function () { self.results(q.trim() ? app.M.search(q, RESULTS) : null); }, 150);
     });
     $("kg-search-form").addEventListener("submit", function (ev) {
       ev.preventDefault();
       clearTimeout(timer);
-      var found = app.M.search(input.value);
+      var found = app.M.search(input.value, RESULTS);
       self.results(found);
       if (found.length) app.focus(found[0].id);
     });
