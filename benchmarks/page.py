@@ -15,24 +15,25 @@ at 1600x1000 with every request but the page's own refused, and measured:
 
 The 10,000-paper targets of issue 20 are judged (drawn and still <= 3 s, page <= 20 MB, median
 frame <= 50 ms, >= 40 labels read and >= 15 of the top 30; <= 6 s at 40,000; >= 20 and >= 10
-on the seeds). A graph whose concepts have no x/y (built before kg laid its maps out) is given
-positions here (igraph's DrL on the concepts of 2+ papers, Leiden clusters), and the row says so.
+on the seeds). A graph whose concepts have no x/y (built before kg laid its maps out) gets kg's
+map here (kg.graph.layout.add_map, as kg build makes it), and the row says so.
 
-Run: ``.venv/bin/python -m benchmarks.page [GRAPH ...] [--screenshots docs]``: each GRAPH is a
-build folder or its graph.json (default: ``outputs`` and ``--work``'s ``out-1000``,
-``out-10000``, ``out-40000`` where they exist); ``--screenshots DIR`` saves each new page's
-first view as ``DIR/map-<name>.png``.
+Run: ``.venv/bin/python -m benchmarks.page [[NAME=]GRAPH ...] [--screenshots docs]``: each GRAPH
+is a build folder or its graph.json, named NAME in the table (default: its folder's name;
+default graphs: ``seeds=outputs`` and ``--work``'s ``out-1000``, ``out-10000``, ``out-40000``
+where they exist); ``--screenshots DIR`` saves each new page's first view as ``DIR/map-NAME.png``
+(the README's: ``seeds=outputs 10k=/tmp/kg-bench/out-10000 --screenshots docs``).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,11 +52,8 @@ def old_page(commit: str):
     """kg/view/page.py as it was at *commit*, as a module (it imports nothing else of kg)."""
     text = subprocess.run(["git", "show", f"{commit}:kg/view/page.py"], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp(prefix="kg-old-page-")) / "old_page.py"
-    path.write_text(text, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("kg_old_page", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = types.ModuleType("kg_old_page")
+    exec(compile(text, f"{commit}:kg/view/page.py", "exec"), module.__dict__)  # noqa: S102 - the old page, from git
     return module
 
 
@@ -67,47 +65,13 @@ def load(path: Path):
 
 
 def lay_out(G) -> bool:
-    """Give *G* map positions and clusters when it has none (see the module docstring)."""
-    import math
-    import random
-
-    import igraph as ig
+    """Put kg's map on *G* (`kg.graph.layout.add_map`, what kg build does) when it has none: a
+    graph built before kg laid its maps out."""
+    from kg.graph.layout import add_map
 
     if any("x" in d for _, d in G.nodes(data=True) if d.get("kind") == "concept"):
         return False
-    shared = sum(1 for _, d in G.nodes(data=True) if d.get("kind") == "concept" and (d.get("papers") or 0) >= 2)
-    floor = 2 if shared >= 2000 else 1
-    concepts = sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "concept" and (d.get("papers") or 0) >= floor)
-    index = {c: i for i, c in enumerate(concepts)}
-    edges, weights = [], []
-    for u, v, d in G.edges(data=True):
-        if d.get("kind") == "cooccurs" and u in index and v in index:
-            edges.append((index[u], index[v]))
-            weights.append(float(d.get("association") or 0.01))
-    g = ig.Graph(n=len(concepts), edges=edges)
-    random.seed(1)
-    xy = g.layout_drl(weights=weights) if len(concepts) > 1 else [(0.0, 0.0)] * len(concepts)
-    parts = sorted(g.community_leiden(objective_function="modularity", weights=weights, n_iterations=10),
-                   key=lambda p: (-len(p), min(p)))
-    clusters = []
-    for cid, part in enumerate(parts, 1):
-        members = [concepts[i] for i in part]
-        top = sorted(members, key=lambda c: (-(G.nodes[c].get("papers") or 0), c))
-        for c in members:
-            G.nodes[c]["cluster"] = cid
-        clusters.append({"id": cid, "label": " / ".join(str(G.nodes[c]["label"]) for c in top[:3]), "concepts": len(members),
-                         "papers": 0, "top": top[:5], "x": sum(xy[i][0] for i in part) / len(part),
-                         "y": sum(xy[i][1] for i in part) / len(part)})
-    for c, i in index.items():
-        G.nodes[c]["x"], G.nodes[c]["y"] = round(xy[i][0], 2), round(xy[i][1], 2)
-    for n, d in G.nodes(data=True):
-        mine = [m for m in G[n] if m in index] if d.get("kind") == "paper" else []
-        if mine:
-            a = (hash(n) % 1000) / 1000 * 2 * math.pi
-            d["x"] = round(sum(G.nodes[c]["x"] for c in mine) / len(mine) + 0.4 * math.cos(a), 2)
-            d["y"] = round(sum(G.nodes[c]["y"] for c in mine) / len(mine) + 0.4 * math.sin(a), 2)
-            d["cluster"] = statistics.mode(sorted(G.nodes[c]["cluster"] for c in mine))
-    G.graph["clusters"] = clusters
+    add_map(G)
     return True
 
 
@@ -151,7 +115,7 @@ def measure(browser, html: Path, *, new: bool, top: list[str], shot: Path | None
     page.wait_for_function("window.kgReady === true", timeout=300_000, polling="raf")
     ready = time.perf_counter() - start
     page.wait_for_timeout(300)
-    png = shot or Path(tempfile.mkdtemp(prefix="kg-page-")) / "map.png"
+    png = shot or html.with_suffix(".png")
     page.screenshot(path=str(png))
     info = page.evaluate(_NEW_NODES if new else _OLD_NODES)
     frames = page.evaluate(_ZOOM)
@@ -165,25 +129,24 @@ def measure(browser, html: Path, *, new: bool, top: list[str], shot: Path | None
 
 
 def bench(browser, name: str, G, baseline, screenshots: Path | None) -> None:
+    """The rows of one graph: the old page, then the map page."""
     from kg.view.page import render_html
 
     papers = sum(1 for _, k in G.nodes(data="kind") if k == "paper")
-    placed = lay_out(G)
+    placed = " (map added by the benchmark)" if lay_out(G) else ""
     top = top_concepts(G)
-    work = Path(tempfile.mkdtemp(prefix="kg-page-"))
-    for label, module, new in (("old page", baseline, False), ("map page", None, True)):
-        cpu = time.process_time()
-        html = (render_html if new else module.render_html)(G, title=f"kg: {name}")
-        cpu = time.process_time() - cpu
-        out = work / f"{'new' if new else 'old'}.html"
-        out.write_text(html, encoding="utf-8")
-        size = out.stat().st_size / 1e6
-        shot = screenshots / f"map-{name}.png" if new and screenshots else None
-        m = measure(browser, out, new=new, top=top, shot=shot)
-        report(name, f"{papers:,}", label + (" (positions by the benchmark)" if placed else ""), f"{cpu:.1f} s",
-               f"{size:.1f} MB", f"{m['ready']:.2f} s", f"{m['frame']:.0f} / {m['p90']:.0f} ms",
-               f"{m['read']} ({m['sparse']})", f"{m['top']} ({m['sparse top']}) of 30",
-               verdict(papers, size, m) if new else "")
+    with tempfile.TemporaryDirectory(prefix="kg-page-") as work:
+        for label, render, new in (("old page", baseline.render_html, False), ("map page", render_html, True)):
+            cpu = time.process_time()
+            html = render(G, title=f"kg: {name}")
+            cpu = time.process_time() - cpu
+            out = Path(work) / f"{'new' if new else 'old'}.html"
+            out.write_text(html, encoding="utf-8")
+            size = out.stat().st_size / 1e6
+            m = measure(browser, out, new=new, top=top, shot=screenshots / f"map-{name}.png" if new and screenshots else None)
+            report(name, f"{papers:,}", label + placed, f"{cpu:.1f} s", f"{size:.1f} MB", f"{m['ready']:.2f} s",
+                   f"{m['frame']:.0f} / {m['p90']:.0f} ms", f"{m['read']} ({m['sparse']})",
+                   f"{m['top']} ({m['sparse top']}) of 30", verdict(papers, size, m) if new else "")
 
 
 def verdict(papers: int, size: float, m: dict) -> str:
@@ -205,13 +168,15 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.page", description=__doc__.split("\n\n")[0])
-    parser.add_argument("graphs", nargs="*", type=Path, help="build folders or graph.json files")
+    parser.add_argument("graphs", nargs="*", help="build folders or graph.json files, each maybe NAME=PATH")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench"), help="where benchmarks.speed left its builds")
     parser.add_argument("--baseline", default=BASELINE, help="the commit whose kg/view/page.py is the old page")
     parser.add_argument("--screenshots", type=Path, help="save each new page's first view as DIR/map-<name>.png")
     args = parser.parse_args(argv)
-    graphs = args.graphs or [p for p in (ROOT / "outputs", *(args.work / f"out-{n}" for n in (1000, 10000, 40000)))
-                             if (p / "graph.json").is_file()]
+    named = [g.split("=", 1) if "=" in g else [None, g] for g in args.graphs]
+    graphs = [(name, Path(p)) for name, p in named] or \
+        [(n, p) for n, p in (("seeds", ROOT / "outputs"), *((None, args.work / f"out-{k}") for k in (1000, 10000, 40000)))
+         if (p / "graph.json").is_file()]
     if not graphs:
         parser.error("no graph to measure: name build folders, or run `make run` / benchmarks.speed first")
     if args.screenshots:
@@ -222,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
         try:
-            for path in graphs:
-                bench(browser, path.name if path.is_dir() else path.parent.name, load(path), baseline, args.screenshots)
+            for name, path in graphs:
+                bench(browser, name or (path.name if path.is_dir() else path.parent.name), load(path), baseline, args.screenshots)
         finally:
             browser.close()
     return 0

@@ -28,8 +28,8 @@ MAX_MAP_CONCEPTS = 20_000
 MAX_LINKS = 4000
 # Abstracts travel whole while they add up to WHOLE_ABSTRACTS characters (a few thousand papers),
 # otherwise cut to ABSTRACT_CHARS each (whole ones would take a 10,000-paper page past 20 MB).
-WHOLE_ABSTRACTS = 4_000_000
-ABSTRACT_CHARS = 400
+WHOLE_ABSTRACTS = 3_000_000
+ABSTRACT_CHARS = 300
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,21 @@
     this._years();
     this.clusterById = {};
     for (i = 0; i < this.clusters.length; i++) this.clusterById[this.clusters[i].id] = this.clusters[i];
-    this.index = {};
-    for (i = 0; i < this.nC; i++) this.index[C.id[i]] = ["concept", i];
-    for (i = 0; i < this.nP; i++) this.index[P.id[i]] = ["paper", i];
-    for (i = 0; i < this.nV; i++) this.index[this.V.id[i]] = ["venue", i];
     this._fit();
     this._lazy = null;
   }
+
+  /* Node id -> [kind, index], made when first asked for. */
+  Object.defineProperty(Model.prototype, "index", {get: function () {
+    if (!this._index) {
+      var index = {}, i;
+      for (i = 0; i < this.nC; i++) index[this.C.id[i]] = ["concept", i];
+      for (i = 0; i < this.nP; i++) index[this.P.id[i]] = ["paper", i];
+      for (i = 0; i < this.nV; i++) index[this.V.id[i]] = ["venue", i];
+      this._index = index;
+    }
+    return this._index;
+  }});
 
   /* Each concept's mean publication year and main venue (the venue of most of its papers,
      the first in the venues' order on a tie), from its papers. */

@@ -20,7 +20,7 @@
   var PAPERS_AT_FIT = 1500;                     /* more papers than this: they appear as you zoom in */
   var PAPER_RADIUS = 2, HIT = 3;                /* screen pixels */
   var GRID = 16;                                /* canvas units: the cell of the hit-test grid */
-  var SETTLE = 150, ZOOM_REUSE = 1.6, MARGIN = 0.3;  /* the moving picture: see _draw */
+  var SETTLE = 150, ZOOM_REUSE = 1.6, MARGIN = 0.2;  /* the moving picture: see _draw */
 
   /* A cluster's name for the map: its first parts (" / ") that fit CLUSTER_CHARS. */
   function clusterName(label) {
@@ -114,8 +114,8 @@
   };
 
   /* The fitted view: every circle and every label of the first view in the canvas. The labels
-     are placed for a scale, and the scale is cut until the labels that stick out of the
-     circles' box fit too (twice: the labels placed at the new scale may differ a little). */
+     are placed for a scale, and the scale is cut so that the labels that stick out of the
+     circles' box fit too (those placed at the new scale may differ a little). */
   MapView.prototype.fit = function (animate) {
     var M = this.M, x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity, k;
     function add(x, y) { x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
@@ -126,10 +126,10 @@
     var bw = Math.max(x1 - x0, 1e-6), bh = Math.max(y1 - y0, 1e-6);
     var s = Math.max(Math.min((w - 2 * margin - 40) / bw, (h - 2 * margin - 30) / bh, 20), 1e-3), cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
     var old = this.fitScale;
-    for (var pass = 0; pass < 3; pass++) {
+    for (var pass = 0; pass < 2; pass++) {
       this.fitScale = s;
       this._placeLabels();
-      if (pass === 2) break;
+      if (pass === 1) break;
       var placed = this.placement.at(this.fitLevel), items = this.placement.items, o = [0, 0, 0, 0];
       for (k = 0; k < placed.order.length; k++) {
         var i = placed.order[k], it = items[i], at = placed.place[i];
@@ -452,7 +452,6 @@
     }
     ctx.fillStyle = "rgba(255, 255, 255, 0.97)";
     ctx.fillRect(x - w / 2 - 3, y - h / 2, w + 6, h);
-    ctx.lineWidth = 4; ctx.strokeStyle = "#ffffff"; ctx.strokeText(lk.text, x, y);
     ctx.fillStyle = lk.kind === "paper" ? "#3d4550" : "#101418";
     ctx.fillText(lk.text, x, y);
   };
