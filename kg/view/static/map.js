@@ -13,7 +13,7 @@
   var MAX_ZOOM = 150, MIN_ZOOM = 0.25;          /* relative to the fitted view */
   var CONCEPT_FONT = [12, 22], FULL_SIZE = 200;  /* label font in pixels: 12 at one paper, 22 at 200 and more */
   var PAPER_FONT = 11, CLUSTER_FONT = 15;
-  var CONCEPT_CHARS = 36, PAPER_CHARS = 40, CLUSTER_CHARS = 34;
+  var CONCEPT_CHARS = 36, PAPER_CHARS = 40, CLUSTER_CHARS = 48;
   var FONT = "system-ui, 'DejaVu Sans', sans-serif";
   var BEFORE_NAMES = 20;                        /* concept labels ranked before the cluster names */
   var NAMED = 10, MIN_NAMED = 0.04, NAMES_FROM = 1;            /* cluster names on the map: at most 10, of 4 % of the concepts or more */
@@ -29,10 +29,6 @@
     return core.shorten(name, CLUSTER_CHARS);
   }
 
-  function rgba(hex, a) {
-    var n = parseInt(hex.slice(1), 16);
-    return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + a + ")";
-  }
   function darker(hex, f) {
     var n = parseInt(hex.slice(1), 16);
     return "rgb(" + [(n >> 16), (n >> 8) & 255, n & 255].map(function (v) { return Math.round(v * f); }).join(",") + ")";
