@@ -37,11 +37,14 @@ FORMAT = 3  # the outputs' format version: bump it when kg writes any output dif
 _LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 
 
-def code_digest() -> str:
-    """SHA-256 of kg's own source files: a change to kg's code changes the key, version or not."""
-    package = Path(__file__).resolve().parent
+def code_digest(package: Path | None = None) -> str:
+    """SHA-256 of kg's own files (its Python modules and the page's templates, scripts and
+    styles): a change to any of them changes the key, version or not."""
+    package = package or Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
+    for path in sorted(package.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
+            continue
         h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 

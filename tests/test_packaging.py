@@ -80,6 +80,8 @@ def test_build_query_validate_and_serve_from_the_wheel(installed):
     top = _kg(installed, "query", "top-concepts", "--graph", "out/graph.ttl", "--format", "json")
     assert top.returncode == 0, top.stderr
     assert json.loads(top.stdout)["results"]["bindings"]
+    page = (installed / "elsewhere" / "out" / "graph.html").read_text(encoding="utf-8")
+    assert "kg.MapView" in page and "kg.labels" in page  # the map page's own scripts, from kg/view/static
     checked = _kg(installed, "validate", "--graph", "out")
     assert checked.returncode == 0 and "conform to kg's SHACL shapes" in checked.stdout, checked.stderr
     with socket.socket() as s:
@@ -99,7 +101,9 @@ def test_build_query_validate_and_serve_from_the_wheel(installed):
                 time.sleep(0.1)
         assert "top-concepts" in names
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
-            assert r.status == 200 and b"<html" in r.read().lower()
+            assert r.status == 200 and b"kg.MapView" in r.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/map", timeout=5) as r:
+            assert len(json.load(r)["papers"]["id"]) == 2
     finally:
         server.terminate()
         server.wait(20)

@@ -261,9 +261,8 @@ def explorer_page(request: Request) -> Response:
                     headers={"Content-Security-Policy": _CSP})
 
 
-def api_graph(request: Request) -> Response:
-    min_papers = max(1, _whole(request, "min_papers", 1))
-    return as_json(_explorer(request).graph_data(venue=request.query_params.get("venue") or None, min_papers=min_papers))
+def api_map(request: Request) -> Response:
+    return Response(_explorer(request).map_json(), media_type="application/json; charset=utf-8")
 
 
 def api_search(request: Request) -> Response:
@@ -273,7 +272,7 @@ def api_search(request: Request) -> Response:
 
 def api_node(request: Request) -> Response:
     node = request.query_params.get("id", "")
-    found = _explorer(request).node(node) if request.url.path == "/api/node" else _explorer(request).neighborhood(node)
+    found = _explorer(request).node(node)
     return text(404, f"no node {node!r} in the graph") if found is None else as_json(found)
 
 
@@ -284,10 +283,9 @@ def favicon(request: Request) -> Response:
 ROUTES = [
     Route("/", explorer_page),
     Route("/index.html", explorer_page),
-    Route("/api/graph", api_graph),
+    Route("/api/map", api_map),
     Route("/api/search", api_search),
     Route("/api/node", api_node),
-    Route("/api/neighborhood", api_node),
     Route("/queries", queries),
     Route("/api/status", status),
     Route("/api/query", named_query, methods=["GET", "POST"]),
