@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -451,13 +451,16 @@ def build(
             gc.enable()
 
 
-def _check_output_folder(out: Path) -> None:
-    """Stop at once, before any work, when *out* cannot be the output folder: a file, or a folder
-    that cannot be created or written (nothing is created here: a build that stops on its input
-    leaves no folder behind)."""
+def _check_output_folder(out: Path, paths: Sequence[str | os.PathLike] = ()) -> None:
+    """Stop at once, before any work, when *out* cannot be the output folder: a file, one of the
+    input folders *paths* (its outputs would be read as input next time), or a folder that cannot
+    be created or written (nothing is created here: a build that stops on its input leaves no
+    folder behind)."""
     if out.exists():
         if not out.is_dir():
             raise OutputError(f"{out}: a file, not a folder; --out names the folder the outputs go to")
+        if any(Path(p).is_dir() and os.path.samefile(p, out) for p in paths):
+            raise OutputError(f"{out}: the folder of the inputs; give another --out (a folder of its own, such as outputs/)")
         target = out
     else:
         target = next(p for p in out.absolute().parents if p.exists() or p == p.parent)
@@ -468,18 +471,59 @@ def _check_output_folder(out: Path) -> None:
         raise OutputError(f"{out}: cannot {doing} the output folder ({target}: permission denied)")
 
 
+def _lock_output_folder(out: Path):
+    """The output folder's lock (`kg.sparql.store._FolderLock`), held exclusively for the whole
+    build, and whether the folder was made for it: a second build into the folder, or one into a
+    folder `kg serve` is serving, stops at once with one line instead of deleting the first one's
+    temporary files or replacing the files a server reads. The kernel drops the lock when the
+    build ends, however it ends."""
+    from kg.sparql.store import _FolderLock
+
+    made = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        lock = _FolderLock(out)
+    except OSError as e:
+        raise OutputError(f"{out}: cannot create the output folder ({e.strerror or e})") from e
+    if lock.try_exclusive():
+        return lock, made
+    served = lock.try_shared()  # only servers hold it shared: a build holds it alone
+    lock.close()
+    if served:
+        raise OutputError(f"{out}: kg serve is serving it; stop the server first, or build into another --out")
+    raise OutputError(f"{out}: another kg build is writing into it; wait for it to end, or build into another --out")
+
+
 def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor) -> BuildResult:
     gc.disable()
-    from kg.extract.embed import MODEL_NAME
     from kg.rdf.vocabulary import DEFAULT_BASE, check_base
-    from kg.scale.executor import ExecutorSpec, ModelProcess, parse_executor
+    from kg.scale.executor import parse_executor
 
     base = check_base(base or DEFAULT_BASE)
     given = getattr(embedder, "precision", settings.precision)
     if given != settings.precision:  # its vectors would be cached under the other precision's key
         raise ValueError(f"the embedder given runs the model in {given}, the settings ask for {settings.precision}")
     spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
-    _check_output_folder(Path(out))
+    out = Path(out)
+    _check_output_folder(out, paths)
+    lock, made = _lock_output_folder(out)
+    try:
+        return _locked_build(paths, out, lock, base=base, settings=settings, embedder=embedder, nlp=nlp,
+                             progress=progress, on_start=on_start, cache=cache, store=store, executor=executor, spec=spec)
+    except BaseException:
+        if made:
+            with suppress(OSError):
+                out.rmdir()  # a folder made for a build that wrote nothing (only when empty)
+        raise
+    finally:
+        lock.close()
+
+
+def _locked_build(paths, out, lock, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor,
+                  spec) -> BuildResult:
+    from kg.extract.embed import MODEL_NAME
+    from kg.scale.executor import ExecutorSpec, ModelProcess
+
     # The packaged model is loaded in a process of its own, started now, so that its loading
     # overlaps the reading and the cache lookup; it extracts (under dask-local, only a few
     # documents: `_runner`), embeds the labels the merge compares, and is stopped once the
@@ -506,7 +550,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
                 if store:
                     from kg.sparql.store import prepare_store
 
-                    prepare_store(out)  # cheap when the store is already loaded from this graph.nt
+                    prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
                 return done
         found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out),
                                             executor, models)
@@ -517,10 +561,11 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         if models is not None:
             models.close()
     return _write(out, base=base, settings=settings, store=store, report=report, papers=papers, found=found, cached=cached,
-                  index=index, key=key, model_name=model_name, fingerprint=fingerprint)
+                  index=index, key=key, model_name=model_name, fingerprint=fingerprint, lock=lock)
 
 
-def _write(out, *, base, settings, store, report, papers, found, cached, index, key, model_name, fingerprint) -> BuildResult:
+def _write(out, *, base, settings, store, report, papers, found, cached, index, key, model_name, fingerprint,
+           lock=None) -> BuildResult:
     from kg.extract.embed import MODEL_NAME, MODEL_SHA256
 
     concepts = index.by_id()
@@ -601,7 +646,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
                 built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
                 write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
             if loading is not None:
-                loading.finish()
+                loading.finish(lock=lock)
     except BaseException:
         if side is not None:
             side.stop()

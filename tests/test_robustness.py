@@ -201,6 +201,16 @@ def test_an_output_folder_that_cannot_be_one_is_one_line_and_exit_5_before_any_w
     assert taken.read_text() == "not a folder"
 
 
+def test_an_output_folder_that_is_the_input_folder_is_refused_before_any_work(run_cli, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    result = run_cli("build", str(folder), "--out", str(tmp_path / "." / "in"))
+    assert result.code == 5 and result.err == f"error: {tmp_path / 'in'}: the folder of the inputs; give another --out" \
+        " (a folder of its own, such as outputs/)\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["a.txt"]
+
+
 def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp_path, monkeypatch):
     import sqlite3
 
@@ -271,3 +281,60 @@ def test_an_interrupt_after_the_build_wrote_its_outputs_says_they_are_written(ru
     monkeypatch.setattr(kg, "build", lambda *a, **k: Done())
     result = run_cli("build", str(tmp_path), "--out", str(tmp_path / "out"))
     assert result.code == 130 and result.err.endswith(f"interrupted; the new outputs are all in {tmp_path / 'out'}/\n")
+
+
+_HELD_BUILD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+import kg, kg.rdf.write
+from conftest import HashEmbedder
+
+real = kg.rdf.write.write_rdf
+def held(G, open_output, *, base=None, written=None):
+    def and_wait(name):
+        if written is not None:
+            written(name)
+        if name == "graph.nt":  # its temporary files are in the folder: wait until told to go on
+            Path({staged!r}).touch()
+            while not Path({go!r}).exists():
+                time.sleep(0.05)
+    real(G, open_output, base=base, written=and_wait)
+kg.rdf.write.write_rdf = held
+kg.build([{source!r}], {out!r}, embedder=HashEmbedder())
+"""
+
+
+def test_a_second_build_into_a_folder_being_built_refuses_at_once_and_the_first_wins(tmp_path, run_cli):
+    """Two builds into one --out: while the first has its temporary files in the folder, the
+    second one refuses with one line (the folder is locked), and the first completes whole."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    second.write_text("ICML 2026\n\nDiffusion models generate images from noise.\n")
+    out, staged, go = tmp_path / "out", tmp_path / "staged", tmp_path / "go"
+    script = _HELD_BUILD.format(tests=str(tests), staged=str(staged), go=str(go), source=str(first), out=str(out))
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=os.environ | {"PYTHONPATH": str(tests.parent)})
+    try:
+        deadline = time.monotonic() + 120
+        while not staged.exists() and holder.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert staged.exists(), holder.communicate()[1]
+        refused = run_cli("build", str(second), "--out", str(out), "-q")
+    finally:
+        go.touch()
+        _, err = holder.communicate(timeout=120)
+    assert holder.returncode == 0, err
+    assert refused.code == 5 and refused.err.count("\n") == 1, refused.err
+    assert refused.err == f"error: {out}: another kg build is writing into it; wait for it to end, or build into another --out\n"
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["input"]["files"] == [first.name] or stats["input"]["files"][0].endswith("first.txt")
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+

@@ -316,6 +316,31 @@ def test_a_served_store_is_not_reloaded_under_its_server(small_build, tmp_path):
             prepare_store(build)
 
 
+def test_a_build_into_a_served_folder_refuses_at_once_and_a_server_waits_for_a_build(small_build, tmp_path, hash_embedder, nlp):
+    """The folder lock: a build into a folder kg serve serves stops before any work (it would
+    replace the files the server reads); a server started while a build holds the folder waits
+    for it, then serves."""
+    import kg
+    from kg.sparql.store import _FolderLock
+
+    build = tmp_path / "busy"
+    shutil.copytree(small_build, build)
+    before = (build / "graph.nt").read_bytes()
+    abstracts = tmp_path / "a.txt"
+    abstracts.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    with start_server(build, port=0):
+        with pytest.raises(OutputError, match="kg serve is serving it; stop the server first"):
+            kg.build([abstracts], build, embedder=hash_embedder, nlp=nlp)
+    assert (build / "graph.nt").read_bytes() == before
+    lock = _FolderLock(build)
+    assert lock.try_exclusive()  # as a build holds it
+    said: list[str] = []
+    threading.Timer(1.0, lock.close).start()
+    with start_server(build, port=0, log=said.append) as server:
+        assert server.store.triples > 0
+    assert any("waiting for the kg build writing into" in line for line in said), said
+
+
 # ---------------------------------------------------------------------------- clean shutdown
 
 
