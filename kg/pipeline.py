@@ -275,8 +275,10 @@ class _Forked:
         if "fork" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("fork")
             self._recv, send = ctx.Pipe(duplex=False)
+            from kg.scale.executor import dies_with_parent
+
             try:
-                proc = ctx.Process(target=_send_outcome, args=(fn, send), daemon=True)
+                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent()), daemon=True)
                 proc.start()
                 self._proc = proc
             except OSError:  # no memory or process left for a fork
@@ -316,9 +318,10 @@ def _outcome(fn):
         return "error", e
 
 
-def _send_outcome(fn, send) -> None:
+def _send_outcome(fn, send, setup: Callable[[], None]) -> None:
     import pickle
 
+    setup()  # a killed build leaves no writer behind
     kind, value = _outcome(fn)
     try:
         message = pickle.dumps((kind, value))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import InputError, KGError, OutputError
-from kg.scale.executor import kg_program, same_kg_env
+from kg.scale.executor import dies_with_parent, kg_program, same_kg_env
 
 STORE = "store"
 _SOURCE = "source.json"
@@ -440,7 +440,8 @@ class StoreLoad:
         if sys.executable:
             try:
                 self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                 stderr=subprocess.PIPE, text=True, env=same_kg_env())
+                                                 stderr=subprocess.PIPE, text=True, env=same_kg_env(),
+                                                 preexec_fn=dies_with_parent())  # a killed build leaves no loader
                 return
             except OSError:  # no process left: loaded whole in this one, below
                 pass
