@@ -14,6 +14,7 @@ import click
 import kg
 from kg.errors import KGError, OutputsWritten
 from kg.serve import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
+from kg.text.files import printable
 
 FORMATS = ("table", "csv", "json")
 
@@ -126,7 +127,7 @@ def _echo_warnings(warnings) -> None:
     for w in warnings:
         seen[w.reason] += 1
         if seen[w.reason] <= WARNINGS_SHOWN:
-            click.echo(f"warning: {w}", err=True)
+            click.echo(f"warning: {printable(str(w))}", err=True)
     for reason, n in sorted(seen.items()):
         if n > WARNINGS_SHOWN:
             click.echo(f"warning: … and {n - WARNINGS_SHOWN} more of this kind ({reason}); stats.json counts them all", err=True)
@@ -257,6 +258,6 @@ def main(argv: list[str] | None = None) -> None:
         e.show()
         sys.exit(2 if e.exit_code == 2 else e.exit_code)
     except KGError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(f"error: {printable(str(e))}", err=True)  # one line, whatever a file name or a value holds
         sys.exit(e.exit_code)
 

@@ -56,12 +56,13 @@ def _library_versions() -> dict[str, str]:
     return found
 
 
-def build_key(inputs: Sequence[tuple[str, Path]], *, fingerprint: str, base: str, kg_version: str,
+def build_key(inputs: Sequence[tuple[str, str]], *, fingerprint: str, base: str, kg_version: str,
               extra: Mapping[str, object] | None = None) -> str:
-    """The key of a build of *inputs* ((name as reported, path) pairs, in reading order)."""
+    """The key of a build of *inputs* ((name as reported, SHA-256 of the bytes read) pairs, in
+    reading order)."""
     payload = {
         "format": FORMAT,
-        "inputs": [[name, file_sha256(path)] for name, path in inputs],
+        "inputs": [[name, digest] for name, digest in inputs],
         "fingerprint": fingerprint,
         "base": base,
         "kg": kg_version,

@@ -541,7 +541,7 @@ def _locked_build(paths, out, lock, *, base, settings, embedder, nlp, progress, 
         papers = report.papers
         model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
         fingerprint = settings.fingerprint(model_name)
-        key = _build_key(paths, fingerprint, base) if cache else None
+        key = _build_key(report, fingerprint, base) if cache else None
         if key is not None:
             done = _up_to_date(Path(out), key, report)
             if done is not None:
@@ -662,12 +662,10 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
                        extraction={"computed": len(papers) - cached, "from_cache": cached}, _graph=G)
 
 
-def _build_key(paths: Sequence[str | os.PathLike], fingerprint: str, base: str) -> str:
-    """The manifest key of a build of *paths* (see kg.manifest)."""
-    from kg.text.sources import _display_name, _expand
-
-    inputs = [(_display_name(f), f) for f in _expand([Path(p) for p in paths])]
-    return build_key(inputs, fingerprint=fingerprint, base=base, kg_version=_kg_version(),
+def _build_key(report: ReadReport, fingerprint: str, base: str) -> str:
+    """The manifest key of a build of what *report* read (see kg.manifest): the files' names and
+    the digests of the bytes read, so that a file changed since it was read is not taken for built."""
+    return build_key(list(zip(report.files, report.digests)), fingerprint=fingerprint, base=base, kg_version=_kg_version(),
                      extra={"outputs": list(OUTPUT_FILES)})
 
 

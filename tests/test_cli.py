@@ -59,6 +59,19 @@ def test_bad_base_iri(run_cli, tmp_path):
     assert result.code == 1 and result.err == "error: base IRI 'not an iri' is not an absolute http(s) IRI ending in '/' or '#'; give one such as https://example.org/kg/\n"
 
 
+def test_warnings_and_errors_about_a_file_named_with_a_newline_are_one_line_each(run_cli, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "two\nlines.txt").write_text("Graph neural networks pass messages along the edges of a graph.\n")
+    result = run_cli("build", str(folder), "--out", str(tmp_path / "out"), "-q")
+    assert result.code == 0, result.err
+    assert result.err == "warning: in/two\\nlines.txt, line 1: no header line; its papers are kept with venue and year unknown" \
+        " (start the file with a line such as 'ICML 2026 Papers')\n", result.err
+    (folder / "two\nlines.txt").write_text("")
+    failed = run_cli("build", str(folder), "--out", str(tmp_path / "out"), "-q")
+    assert failed.code == 2 and failed.err.count("\n") == 1 and "two\\nlines.txt: empty file" in failed.err, failed.err
+
+
 def test_query_errors(run_cli, project, tmp_path):
     graph = tmp_path / "g.ttl"
     graph.write_text("@prefix s: <https://schema.org/> . <http://x/p> a s:ScholarlyArticle ; s:name \"P\" .\n")

@@ -77,13 +77,19 @@ def test_an_abstract_with_no_noun_phrase_is_kept_and_said(tmp_path, hash_embedde
     assert stats["papers"] == 2 and stats["papers_without_concepts"] == 1 and stats["input"]["warnings"] == {"no_concepts": 1}
 
 
-def test_a_one_megabyte_abstract(tmp_path, hash_embedder, nlp):
+def test_an_abstract_at_the_limit_builds_and_a_one_megabyte_one_is_skipped_and_said(tmp_path, hash_embedder, nlp):
+    from kg.text.files import MAX_ABSTRACT_CHARS
+
     sentence = "We study sparse attention for long documents with linear memory in transformer models. "
+    at_limit = (sentence * (MAX_ABSTRACT_CHARS // len(sentence) + 1))[:MAX_ABSTRACT_CHARS].strip()
     f = tmp_path / "big.txt"
-    f.write_text("ICLR 2026 Papers\n\n" + sentence * (1_000_000 // len(sentence) + 1) + "\n")
+    megabyte = (sentence * (1_000_000 // len(sentence) + 1)).strip()
+    f.write_text("ICLR 2026 Papers\n\n" + at_limit + "\n\n" + megabyte + "\n")
     assert f.stat().st_size > 1_000_000
     result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
     assert result.stats["papers"] == 1 and result.stats["paper_concept_edges"] > 0
+    assert result.stats["input"]["skipped"] == {"too_long": 1}
+    assert [str(w).partition(": ")[2].partition(" characters")[0] for w in result.warnings] == [f"paragraph of {len(megabyte):,}"]
 
 
 def test_ten_thousand_one_word_paragraphs(tmp_path, hash_embedder, nlp):
@@ -336,5 +342,33 @@ def test_a_second_build_into_a_folder_being_built_refuses_at_once_and_the_first_
     stats = json.loads((out / "stats.json").read_text())
     assert stats["input"]["files"] == [first.name] or stats["input"]["files"][0].endswith("first.txt")
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_no_absolute_path_of_an_input_goes_into_the_outputs(tmp_path, hash_embedder, nlp, monkeypatch):
+    """An input outside the working directory is recorded by its path from the folder or file
+    named (its folder's name first), never by its absolute path; the names (and so the manifest
+    key) are the same from any other working directory outside it."""
+    data = tmp_path / "private" / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "sub" / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    alone = tmp_path / "private" / "b.jsonl"
+    alone.write_text(json.dumps({"abstract": "Diffusion models generate images from noise."}) + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = kg.build([data, alone], tmp_path / "out", embedder=hash_embedder, nlp=nlp, store=False)
+    assert result.stats["input"]["files"] == ["data/sub/a.txt", "b.jsonl"]
+    sources = {str(o) for o in Graph().parse(result.out / "graph.nt", format="nt").objects(None, __import__("rdflib").URIRef(
+        "https://example.org/kg/vocab#source"))}
+    assert sources == {"data/sub/a.txt#paragraph=2", "b.jsonl#row=1"}, sources
+    for name in ("graph.nt", "graph.ttl", "graph.jsonld", "keyphrases.jsonl", "graph.json", "stats.json", "graph.html"):
+        assert str(tmp_path) not in (result.out / name).read_text(encoding="utf-8"), name
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    assert kg.build([data, alone], tmp_path / "out", embedder=hash_embedder, nlp=nlp, store=False).unchanged
+    monkeypatch.chdir(tmp_path / "private")  # under the working directory: relative to it
+    inside = kg.build([data, alone], tmp_path / "out2", embedder=hash_embedder, nlp=nlp, store=False)
+    assert inside.stats["input"]["files"] == ["data/sub/a.txt", "b.jsonl"]
 
 
