@@ -75,10 +75,9 @@ def build_key(inputs: Sequence[tuple[str, str]], *, fingerprint: str, base: str,
 
 def read_manifest(cache: Path) -> dict | None:
     """The manifest in the cache folder *cache*, or None when there is none (or it is unreadable)."""
-    try:
-        data = json.loads((cache / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    from kg.text.files import read_json
+
+    data = read_json(cache / MANIFEST)
     return data if isinstance(data, dict) and isinstance(data.get("outputs"), dict) else None
 
 

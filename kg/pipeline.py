@@ -674,10 +674,14 @@ def _up_to_date(out: Path, key: str, report: ReadReport) -> BuildResult | None:
     manifest = read_manifest(out / ".cache")
     if manifest is None or manifest.get("key") != key or not outputs_intact(manifest, out, OUTPUT_FILES):
         return None
+    from kg.text.files import read_json
+
+    stats = read_json(out / "stats.json")
     try:
-        stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
         built = tuple(Diagnostic(*w) for w in manifest.get("warnings", []))
-    except (OSError, ValueError, TypeError):
+    except TypeError:
+        return None
+    if not isinstance(stats, dict):
         return None
     return BuildResult(stats, tuple(report.warnings) + built, out, tuple(out / name for name in OUTPUT_FILES),
                        extraction={"computed": 0, "from_cache": len(report.papers)}, unchanged=True)

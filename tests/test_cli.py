@@ -56,7 +56,16 @@ def test_build_of_an_empty_file(run_cli, tmp_path):
 def test_bad_base_iri(run_cli, tmp_path):
     (tmp_path / "a.txt").write_text("ICML 2026\n\nGraph neural networks for molecules.\n")
     result = run_cli("build", str(tmp_path / "a.txt"), "--out", str(tmp_path / "o"), "--base", "not an iri")
-    assert result.code == 1 and result.err == "error: base IRI 'not an iri' is not an absolute http(s) IRI ending in '/' or '#'; give one such as https://example.org/kg/\n"
+    assert result.code == 1 and result.err == ("error: base IRI 'not an iri' is not an absolute http(s) IRI ending in '/' or '#'"
+                                              " (Invalid IRI code point ' '); give one such as https://example.org/kg/\n")
+
+
+@pytest.mark.parametrize("base", ["http://ex.org/a%zz/", "http://[::1/", "http://ex.org/\x00/", "http://ex.org/\n/", "http:///kg/",
+                                  "http://ex.org:port/", "http://ex.org/%/", "ftp://ex.org/", "http://ex.org/kg"])
+def test_a_base_iri_that_is_no_iri_is_one_line_before_any_work(run_cli, tmp_path, base):
+    result = run_cli("build", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "o"), "--base", base)
+    assert result.code == 1 and result.err.count("\n") == 1 and result.err.startswith("error: base IRI "), result.err
+    assert "is not an absolute http(s) IRI ending in '/' or '#'" in result.err and not (tmp_path / "o").exists()
 
 
 def test_warnings_and_errors_about_a_file_named_with_a_newline_are_one_line_each(run_cli, tmp_path):

@@ -137,10 +137,11 @@ def test_odd_urls_and_venues_give_valid_iris(tmp_path, hash_embedder, nlp):
         {"abstract": "Code at https://github.com/a/b{c}|d^e`f\\g and http://x.org/\u00e9t\u00e9?q=<1> for graph neural networks.",
          "venue": "ACM SIG<KDD> \"25\" 会议", "title": "T <b>bold</b>"},
         {"abstract": "Diffusion models https://example.org/%zz%20ok generate images.", "venue": " "},
+        {"abstract": "Loopback servers at http://[::1/x and http://[fe80::1 and https://github.com:abc/x serve transformers."},
     ]
     f.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     report, G = graph_of([f], hash_embedder, nlp)
-    assert len(report.papers) == 2
+    assert len(report.papers) == 3
     round_trips(G)
 
 

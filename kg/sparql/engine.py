@@ -46,11 +46,15 @@ def persistent_store(graph: str | Path):
     folder = path if path.is_dir() else path.parent
     if not path.is_dir() and path.suffix.lower() not in (".ttl", ".nt", ".jsonld"):
         return None
+    from kg.text.files import read_json
+
     nt, store = folder / "graph.nt", folder / STORE
+    recorded = read_json(store / _SOURCE)
     try:
-        recorded = json.loads((store / _SOURCE).read_text(encoding="utf-8"))
         st = nt.stat()
-    except (OSError, ValueError):
+    except OSError:
+        return None
+    if not isinstance(recorded, dict):
         return None
     if recorded.get("size") != st.st_size or recorded.get("mtime_ns") != st.st_mtime_ns:
         return None

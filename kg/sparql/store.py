@@ -119,11 +119,10 @@ def _graph_source(nt: Path, version: str) -> dict:
 
 def _fresh(store: Path, source: dict) -> int | None:
     """The triple count of *store* if it was loaded from *source*, else None."""
-    try:
-        recorded = json.loads((store / _SOURCE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not (store / "data" / "CURRENT").is_file() or any(recorded.get(k) != v for k, v in source.items()):
+    from kg.text.files import read_json
+
+    recorded = read_json(store / _SOURCE)
+    if not isinstance(recorded, dict) or not (store / "data" / "CURRENT").is_file() or any(recorded.get(k) != v for k, v in source.items()):
         return None
     triples = recorded.get("triples")
     return triples if isinstance(triples, int) else None
