@@ -33,7 +33,7 @@ __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "
            "forget_manifest"]
 
 MANIFEST = "manifest.json"
-FORMAT = 3  # the outputs' format version: bump it when kg writes any output differently
+FORMAT = 4  # the outputs' format version: bump it when kg writes any output differently (4: plain prefixed names, relative sources)
 _LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 
 

@@ -30,9 +30,23 @@ def graph_of(paths, embedder, nlp):
     return report, build_graph(report.papers, found, index, {p.id: p.id for p in report.papers})
 
 
+def kg_files_parse_in_rdflib(G):
+    """The graph.ttl and graph.jsonld kg writes (kg.rdf.write, not rdflib's serializer) parse in
+    rdflib, a strict reader of prefixed names, to the graph of its graph.nt."""
+    from kg.rdf.write import rdf_files
+
+    files = rdf_files(G)
+    expected = Graph().parse(data=files["graph.nt"].decode("utf-8"), format="nt")
+    for name, fmt in (("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
+        back = Graph().parse(data=files[name].decode("utf-8"), format=fmt)
+        assert isomorphic(back, expected), name
+    return files
+
+
 def round_trips(G):
     import pyoxigraph
 
+    kg_files_parse_in_rdflib(G)
     g = to_rdf(G)
     for fmt, parse_as in (("turtle", "turtle"), ("nt", "nt"), ("json-ld", "json-ld")):
         back = Graph().parse(data=serialize(g, fmt), format=parse_as)
@@ -65,6 +79,31 @@ def test_markup_and_scripts_stay_text_everywhere(tmp_path, hash_embedder, nlp):
     abstracts = {str(o) for o in g.objects(None, __import__("rdflib").URIRef("https://schema.org/abstract"))}
     assert " ".join(NASTY.split()) in abstracts  # the original, exactly
     round_trips(result.graph)
+
+
+HOSTILE_ROWS = [
+    {"abstract": "We study %23 hash#tags, a.b. and (parens) with 'quotes' and caf\u00e9 graph-neural networks. Tokens like foo."
+                 " and -bar and _x_ and 100% accuracy, 3.5 GHz, e.g. a/b c\\d and kg:word\\/\\%23 escapes.",
+     "title": "W\u00f6rds: %20 & <tags> . ", "venue": "N.I.P.S. 2024%"},
+    {"abstract": "Large language models (LLMs) are trained with ~stochastic~ gradient descent; we use *bold* words, x... and"
+                 " trailing dots. C++ and C# and .NET and F* and @home and //slashes and 1st-order methods.", "venue": "ICML."},
+]
+
+
+def test_graph_ttl_and_graph_jsonld_of_hostile_labels_parse_in_rdflib(tmp_path, hash_embedder, nlp):
+    """rdflib reads the Turtle and JSON-LD kg build writes for words and labels full of the
+    characters prefixed names escape (a word ending in '.', '%', '#', '/'), to the graph of graph.nt;
+    no prefixed name in graph.ttl holds an escape."""
+    import re
+
+    f = tmp_path / "hostile.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in HOSTILE_ROWS) + "\n", encoding="utf-8")
+    out = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp, store=False).out
+    expected = Graph().parse(out / "graph.nt", format="nt")
+    for name, fmt in (("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
+        assert isomorphic(Graph().parse(out / name, format=fmt), expected), name
+    terms = re.sub(r'"(?:[^"\\]|\\.)*"', '""', (out / "graph.ttl").read_text(encoding="utf-8"))  # the literals left out
+    assert "<https://example.org/kg/word/" in terms and "\\" not in terms
 
 
 def test_an_abstract_with_no_noun_phrase_is_kept_and_said(tmp_path, hash_embedder, nlp, run_cli):
@@ -373,3 +412,41 @@ def test_no_absolute_path_of_an_input_goes_into_the_outputs(tmp_path, hash_embed
     assert inside.stats["input"]["files"] == ["data/sub/a.txt", "b.jsonl"]
 
 
+def test_line_and_paragraph_separators_in_an_abstract_survive_every_rdf_file(tmp_path, hash_embedder, nlp):
+    """U+2028, U+2029 and U+0085 are line breaks to str.splitlines, not to JSON Lines or N-Triples:
+    an abstract holding them is one row and round-trips through every RDF file, and kg's sorted
+    N-Triples of an rdflib graph (which writes them as they are) keep them inside their literal."""
+    import rdflib
+
+    text = "Graph neural networks\u2028pass messages\u2029along edges\x85of molecules."
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"abstract": text, "title": "Line\u2028separated"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    report, G = graph_of([f], hash_embedder, nlp)
+    assert len(report.papers) == 1 and report.warnings == ()
+    round_trips(G)
+    g = Graph()
+    g.add((rdflib.URIRef("http://x/s"), rdflib.URIRef("http://x/p"), rdflib.Literal(text)))
+    assert isomorphic(Graph().parse(data=serialize(g, "nt"), format="nt"), g)
+
+
+_BASE_CHARS = st.sampled_from(list("abcxyz019-._~!$&'()*+,;=:@") + ["%20", "%C3%A9", "é", "中", "x/y"])
+
+
+@given(st.lists(_BASE_CHARS, min_size=0, max_size=8).map("".join), st.sampled_from(["/", "#", "/x#", "?q=1/"]))
+@settings(max_examples=40, deadline=None)
+def test_any_base_iri_kg_takes_gives_turtle_and_json_ld_that_rdflib_reads(path, end):
+    """Under any base IRI check_base accepts (so any kg: namespace), the prefixed names of
+    graph.ttl and the compact IRIs of graph.jsonld read back in rdflib as graph.nt says."""
+    from fixture_graph import fixture_graph
+
+    from kg.errors import KGError
+    from kg.rdf.vocabulary import check_base
+
+    base = f"https://example.org/{path}{end}"
+    try:
+        check_base(base)
+    except KGError:
+        return  # refused at the start of a build
+    G = fixture_graph()
+    G.graph["base_iri"] = base
+    kg_files_parse_in_rdflib(G)
