@@ -81,6 +81,18 @@ def test_warnings_and_errors_about_a_file_named_with_a_newline_are_one_line_each
     assert failed.code == 2 and failed.err.count("\n") == 1 and "two\\nlines.txt: empty file" in failed.err, failed.err
 
 
+@pytest.mark.parametrize("args, code, said", [
+    (["--diversity", "nan"], 1, "error: diversity nan: give a number from 0 (none) to 1 (most)\n"),
+    (["--executor", "dask-local:\u00b2"], 2, "the number of workers must be a whole number from 1 to 1024"),
+    (["--executor", "dask-local:" + "9" * 30], 2, "the number of workers must be a whole number from 1 to 1024"),
+])
+def test_build_option_values_that_are_no_values_are_one_line(run_cli, tmp_path, args, code, said):
+    (tmp_path / "a.txt").write_text("ICML 2026\n\nGraph neural networks for molecules.\n")
+    result = run_cli("build", str(tmp_path / "a.txt"), "--out", str(tmp_path / "o"), *args)
+    assert result.code == code and said in result.err and "Traceback" not in result.err, result.err
+    assert not (tmp_path / "o").exists()
+
+
 def test_query_errors(run_cli, project, tmp_path):
     graph = tmp_path / "g.ttl"
     graph.write_text("@prefix s: <https://schema.org/> . <http://x/p> a s:ScholarlyArticle ; s:name \"P\" .\n")

@@ -294,6 +294,27 @@ def test_a_build_removes_the_store_folders_an_interrupted_build_left(tmp_path, h
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".store")) == []
 
 
+def test_kg_stats_on_a_fifo_a_device_or_a_deep_graph_json_is_one_line(run_cli, tmp_path):
+    os.mkfifo(tmp_path / "graph.json")
+    fifo = run_cli("stats", "--graph", str(tmp_path / "graph.json"))
+    assert fifo.code == 2 and fifo.err.endswith("graph.json: a named pipe (FIFO), not a regular file;"
+                                                " give kg a graph.json written by kg build\n"), fifo.err
+    (tmp_path / "dev").mkdir()
+    os.symlink("/dev/zero", tmp_path / "dev" / "graph.json")
+    zero = run_cli("stats", "--graph", str(tmp_path / "dev"))
+    assert zero.code == 2 and "graph.json: a character device, not a regular file" in zero.err and zero.err.count("\n") == 1
+    for content in (b"[" * 100_000 + b"]" * 100_000, b'{"nodes": [], "links": [], "x": ' + b"9" * 5000 + b"}"):
+        (tmp_path / "deep.json").write_bytes(content)
+        deep = run_cli("stats", "--graph", str(tmp_path / "deep.json"))
+        assert deep.code == 2 and "not a graph.json written by kg build" in deep.err and deep.err.count("\n") == 1, deep.err
+
+
+def test_kg_query_of_a_query_file_that_is_not_utf8_is_one_line(run_cli, tmp_path):
+    (tmp_path / "q.rq").write_bytes(b"SELECT * WHERE { ?s ?p \xff }")
+    result = run_cli("query", str(tmp_path / "q.rq"), "--graph", str(tmp_path / "g.ttl"))
+    assert result.code == 4 and result.err.endswith("q.rq: not UTF-8 (invalid start byte at byte 23); save the query as UTF-8\n")
+
+
 @pytest.mark.parametrize("content, problem", [
     (b"[1, 2, 3]", "a JSON list, not an object"),
     (b"\x89PNG\r\n\x1a\n\x00\x00", "not a graph.json written by kg build"),

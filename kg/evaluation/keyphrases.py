@@ -123,17 +123,18 @@ def read_gold(path: str | Path, field: str | None = None) -> list[GoldDoc]:
     of strings or one ``'; '``-separated string. Blank lines are skipped. Raises `InputError`
     naming the file and row (1-based line number) of anything else.
     """
+    from kg.text.files import read_input, split_lines
+
     path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a .jsonl file of gold documents")
+    raw = read_input(path, str(path), expected="a .jsonl file of gold documents")  # a regular file, once
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except FileNotFoundError as e:
-        raise InputError(f"{path}: no such file") from e
-    except IsADirectoryError as e:
-        raise InputError(f"{path}: is a folder; give a .jsonl file of gold documents") from e
+        lines = split_lines(raw.data.decode("utf-8-sig"))  # at line ends only, not at a U+2028 in a string
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from e
-    except OSError as e:
-        raise InputError(f"{path}: cannot be read ({e.strerror})") from e
     docs: list[GoldDoc] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -143,6 +144,10 @@ def read_gold(path: str | Path, field: str | None = None) -> list[GoldDoc]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
+        except RecursionError as e:
+            raise InputError(f"{where}: JSON nested too deep to read") from e
+        except ValueError as e:  # a number too long for Python to make
+            raise InputError(f"{where}: not valid JSON ({e})") from e
         if not isinstance(row, dict):
             raise InputError(f"{where}: expected a JSON object, got {type(row).__name__}")
         name = field or next((f for f in KEYPHRASE_FIELDS if f in row), None)

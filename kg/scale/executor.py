@@ -51,6 +51,7 @@ __all__ = [
 DEFAULT_PARTITION_SIZE = 256
 DEFAULT_SCHEDULER_PORT = 8786
 CONNECT_TIMEOUT = 10  # seconds to wait for a dask:// scheduler to answer
+MAX_LOCAL_WORKERS = 1024  # worker processes kg starts on this machine (each loads the model: ~0.5-1.4 GiB)
 SPEC_FORMS = "local, dask-local[:N] or dask://HOST:PORT"
 
 
@@ -106,8 +107,9 @@ def _parse(text: str) -> ExecutorSpec:
         return ExecutorSpec("dask-local", workers=_cores())
     if text.startswith("dask-local:"):
         n = text.partition(":")[2]
-        if not n.isdigit() or int(n) < 1:
-            raise ExecutorError(f"executor {text!r}: the number of workers must be a whole number of at least 1 (dask-local:2)")
+        if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_LOCAL_WORKERS:  # not '²', not 10**30
+            raise ExecutorError(f"executor {text!r}: the number of workers must be a whole number from 1 to"
+                                f" {MAX_LOCAL_WORKERS} (dask-local:2)")
         return ExecutorSpec("dask-local", workers=int(n))
     if text.startswith("dask://"):
         try:

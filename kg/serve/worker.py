@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import math
 import os
 import re
 import signal
@@ -72,7 +73,10 @@ def parse_size(text: str) -> int:
     if not m:
         raise InputError(f"--max-memory {text!r}: give a size such as 4G, 512M or 0 (no limit)")
     scale = 1024 ** " KMGT".index((m.group(2) or " ").upper())
-    return int(float(m.group(1)) * scale)
+    size = float(m.group(1)) * scale
+    if not math.isfinite(size) or size >= 1 << 62:  # 1e400 is inf, and no machine has 4 EiB
+        raise InputError(f"--max-memory {text!r}: give a size such as 4G, 512M or 0 (no limit)")
+    return int(size)
 
 
 def format_size(n: int) -> str:

@@ -727,9 +727,16 @@ def test_max_memory_sizes():
 
     assert parse_size("4G") == 4 << 30 and parse_size("512m") == 512 << 20 and parse_size("1.5GiB") == 3 << 29
     assert parse_size("0") == 0 and parse_size("1000") == 1000
-    for bad in ("", "lots", "4X", "-1G"):
+    for bad in ("", "lots", "4X", "-1G", "9" * 400 + "G", "99999999T"):
         with pytest.raises(InputError, match="--max-memory"):
             parse_size(bad)
+
+
+@pytest.mark.parametrize("args, said", [(["--timeout", "nan"], "error: --timeout must be positive, not nan\n"),
+                                        (["--max-memory", "9" * 400 + "G"], "error: --max-memory '999")])
+def test_serve_option_values_that_are_no_values_are_one_line(run_cli, small_build, args, said):
+    result = run_cli("serve", "--graph", str(small_build), "--port", "0", *args)
+    assert result.code in (1, 2) and result.err.startswith(said) and result.err.count("\n") == 1, result.err
 
 
 def test_a_concept_related_to_its_own_broader_concept_is_drawn_with_both_links():
