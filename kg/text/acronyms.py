@@ -12,6 +12,8 @@ import re
 __all__ = ["find_definitions", "strip_definitions", "is_acronym"]
 
 _PAREN = re.compile(r"\(\s*([^()]{1,20}?)\s*\)")
+_DEFINED = re.compile(r"\s*\(\s*([^()]*?)\s*\)")  # a parenthesis and the white space before it
+_CLAUSE_CHARS = 2000  # looked at before a parenthesis: the long form is at most 17 words of its clause
 _WORD = re.compile(r"\S+")
 
 
@@ -70,7 +72,7 @@ def find_definitions(text: str) -> dict[str, str]:
         short = match.group(1).strip()
         if not _valid_short(short):
             continue
-        before = text[: match.start()].rstrip()
+        before = text[max(0, match.start() - _CLAUSE_CHARS) : match.start()].rstrip()  # not the whole text each time
         # The clause before the parenthesis, at most min(|SF| + 5, 2 |SF|) words.
         clause = re.split(r"[.;:!?()\[\]]|,\s", before)[-1]
         words = _WORD.findall(clause)
@@ -94,6 +96,7 @@ def strip_definitions(text: str, definitions: dict[str, str]) -> str:
     >>> strip_definitions("zeroth-order (ZO) optimization is fast", {"ZO": "zeroth-order"})
     'zeroth-order optimization is fast'
     """
-    for short in definitions:
-        text = re.sub(r"\s*\(\s*" + re.escape(short) + r"\s*\)", "", text)
-    return text
+    if not definitions:
+        return text
+    # one pass over the text, whatever the number of definitions
+    return _DEFINED.sub(lambda m: "" if m.group(1) in definitions else m.group(0), text)
