@@ -93,7 +93,16 @@ def _text_field(row: dict, name: str, where: str) -> str:
         return ""
     if not isinstance(value, str):
         raise InputError(f"{where}: '{name}' must be a string or null, not {type(value).__name__}")
-    return " ".join(value.split())
+    return " ".join(_no_surrogate(value, name, where).split())
+
+
+def _no_surrogate(value: str, name: str, where: str) -> str:
+    """*value*, unless it holds an unpaired surrogate (a JSON escape such as ``\\ud800``, no character)."""
+    from kg.text.files import replace_surrogates
+
+    if replace_surrogates(value)[1]:
+        raise InputError(f"{where}: '{name}' holds an escaped unpaired surrogate (such as \\ud800), which is no character")
+    return value
 
 
 def _keyphrases(value: Any, name: str, where: str) -> tuple[str, ...]:
@@ -109,7 +118,7 @@ def _keyphrases(value: Any, name: str, where: str) -> tuple[str, ...]:
     for i, item in enumerate(items, start=1):
         if not isinstance(item, str):
             raise InputError(f"{where}: '{name}' item {i} is {type(item).__name__}, not a string")
-        phrase = " ".join(item.split())
+        phrase = " ".join(_no_surrogate(item, name, where).split())
         if phrase:
             out.append(phrase)
     return tuple(out)

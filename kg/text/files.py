@@ -14,6 +14,7 @@ import codecs
 import errno
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ __all__ = [
     "printable",
     "read_input",
     "read_json",
+    "replace_surrogates",
     "split_lines",
     "too_long",
 ]
@@ -268,6 +270,17 @@ def read_json(path: Path) -> object:
         return json.loads(read_input(path, str(path), text=False).data.decode("utf-8"))
     except (InputError, UnicodeDecodeError, ValueError, RecursionError):
         return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> tuple[str, int]:
+    """*text* with each unpaired UTF-16 surrogate replaced by U+FFFD, and how many there were.
+
+    A JSON string may escape one (``"\\ud800"``) that is no character: Python keeps it, and
+    nothing can write it as UTF-8. (A pair of escapes is one character, joined by the JSON reader.)"""
+    return _SURROGATE.subn("\ufffd", text)
 
 
 def too_long(what: str, value: str, limit: int) -> str | None:

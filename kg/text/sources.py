@@ -34,6 +34,7 @@ from kg.text.files import (
     input_names,
     printable,
     read_input,
+    replace_surrogates,
     split_lines,
     too_long,
 )
@@ -318,12 +319,30 @@ def _skip_long(name: str, where: str, what: str, value: str, limit: int, notes: 
 _FIELDS = ("abstract", "id", "title", "venue", "year")
 
 
+def _without_surrogates(name: str, row: int, fields: dict, notes: list[Diagnostic]) -> None:
+    """The text `_FIELDS` of a row with each unpaired surrogate escape (``\\ud800``, no
+    character) replaced by U+FFFD, and a warning naming them."""
+    found = []
+    for key in _FIELDS:
+        value = fields.get(key)
+        if isinstance(value, str):
+            fields[key], n = replace_surrogates(value)
+            if n:
+                found.append(key)
+    if found:
+        fields_named = ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else found[0]
+        verb = "hold" if len(found) > 1 else "holds"
+        notes.append(Diagnostic(name, f"row {row}", f"the {fields_named} {verb} an escaped unpaired surrogate (such as"
+                                " \\ud800), which is no character; read as U+FFFD", "unpaired_surrogate"))
+
+
 def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnostic], skipped: dict[str, int]) -> _Record | None:
     if not isinstance(data, dict):
         notes.append(Diagnostic(name, f"row {row}", "not a JSON object with an 'abstract' field; row skipped, fix it and rebuild", "malformed_row"))
         skipped["malformed_row"] = skipped.get("malformed_row", 0) + 1
         return None
     lowered = {str(k).strip().lower(): v for k, v in data.items()}
+    _without_surrogates(name, row, lowered, notes)
     abstract = lowered.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {_shown(abstract)}"
@@ -413,6 +432,7 @@ def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], 
     skipped: dict[str, int] = {}
     records = []
     for row, line in enumerate(split_lines(text), start=1):
+        line = line.removeprefix("\ufeff")  # files joined with cat: each may start with its byte-order mark
         if not line.strip():
             continue
         if _skip_long(name, f"row {row}", "row", line, MAX_RECORD_CHARS, notes, skipped, unit="row",
@@ -609,6 +629,7 @@ def _read_file(path: Path, name: str) -> tuple[list[_Record], list[Diagnostic], 
 def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnostic]]:
     """One paper per distinct abstract (by content id), every source kept, input order."""
     papers: dict[str, Paper] = {}
+    more: dict[str, list[Source]] = {}  # the sources after the first of each paper
     merged = 0
     notes: list[Diagnostic] = []
     for record in records:
@@ -636,14 +657,17 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
                 "duplicate_merged",
             )
         )
-        papers[pid] = replace(
-            known,
-            sources=known.sources + (record.source,),
-            title=known.title or record.title,
-            venue=known.venue or record.venue,
-            year=known.year or record.year,
-            source_id=known.source_id or record.source_id,
-        )
+        more.setdefault(pid, []).append(record.source)  # joined once at the end: a tuple grown per copy is quadratic
+        if not (known.title and known.venue and known.year and known.source_id):
+            papers[pid] = replace(
+                known,
+                title=known.title or record.title,
+                venue=known.venue or record.venue,
+                year=known.year or record.year,
+                source_id=known.source_id or record.source_id,
+            )
+    for pid, sources in more.items():
+        papers[pid] = replace(papers[pid], sources=papers[pid].sources + tuple(sources))
     return list(papers.values()), merged, notes
 
 

@@ -184,6 +184,10 @@ def test_read_gold_of_a_hostile_file_is_one_input_error(tmp_path):
     big.write_text('{"id": ' + "9" * 5000 + ', "abstract": "x", "keyphrases": ["a"]}\n')
     with pytest.raises(InputError, match=r"big\.jsonl, row 1: not valid JSON \(Exceeds the limit"):
         read_gold(big)
+    surrogate = tmp_path / "surrogate.jsonl"
+    surrogate.write_text('{"id": "1", "abstract": "x", "keyphrases": ["a \\ud800"]}\n')
+    with pytest.raises(InputError, match=r"surrogate\.jsonl, row 1: 'keyphrases' holds an escaped unpaired surrogate"):
+        read_gold(surrogate)
 
 
 def test_the_document_is_title_and_abstract_as_kg_reads_a_paper():

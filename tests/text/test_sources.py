@@ -589,3 +589,22 @@ def test_a_file_that_grows_while_read_is_read_as_it_was_opened_with_a_warning(tm
     assert [w.reason for w in report.warnings] == ["file_grew"]
     assert str(report.warnings[0]).endswith(f"a.txt: grew while kg read it; its first {size:,} bytes (its size when opened) were read,"
                                             " build again once it is complete")
+
+
+def test_an_escaped_unpaired_surrogate_is_read_as_a_replacement_character_with_a_warning(tmp_path):
+    row = '{"abstract": "Graph neural networks \\ud800 pass messages.", "title": "T \\udfff", "id": "\\ud83d\\ude00"}'
+    f = write(tmp_path / "x.jsonl", row + "\n")
+    report = read_papers([f])
+    (paper,) = report.papers
+    assert (paper.abstract, paper.title, paper.source_id) == ("Graph neural networks \ufffd pass messages.", "T \ufffd", "\U0001f600")
+    assert [str(w) for w in report.warnings] == ["x.jsonl, row 1: the abstract and title hold an escaped unpaired surrogate"
+                                                 " (such as \\ud800), which is no character; read as U+FFFD"]
+    paper.abstract.encode("utf-8")
+
+
+def test_json_lines_files_joined_with_their_byte_order_marks_are_read_whole(tmp_path):
+    one = "\ufeff" + json.dumps({"abstract": ABSTRACT_A}) + "\n"
+    two = "\ufeff" + json.dumps({"abstract": ABSTRACT_B}) + "\n"
+    f = write(tmp_path / "both.jsonl", one + two)
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == [ABSTRACT_A, ABSTRACT_B] and report.warnings == ()
