@@ -152,7 +152,7 @@ def query(query, graph, bindings, fmt, endpoint, default_graphs) -> None:
     if default_graphs and not endpoint:
         raise click.UsageError("--default-graph needs --endpoint")
     result = kg.query(query, graph=graph, bind=bindings, endpoint=endpoint, default_graph=default_graphs)
-    click.echo(format_result(result, fmt), nl=False)
+    click.echo(format_result(result, fmt), nl=False, color=True)  # the data as it is: click strips escape sequences otherwise
 
 
 @cli.command()
@@ -169,7 +169,7 @@ def stats(graph, as_json) -> None:
             click.echo(f"{key.replace('_', ' ')}: {value}")
     click.echo("top concepts:")
     for row in figures["top_concepts"]:
-        click.echo(f"  {row['papers']:>4}  {row['label']}")
+        click.echo(f"  {row['papers']:>4}  {printable(str(row['label']))}")
 
 
 @cli.command(name="queries")

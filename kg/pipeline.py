@@ -173,6 +173,11 @@ class _Staging:
     def commit(self) -> list[Path]:
         """Rename every written file into place; their final paths, in `OUTPUT_FILES` order."""
         names = [name for name in OUTPUT_FILES if name in self._staged]
+        in_the_way = [name for name in names if (self.out / name).is_dir()]  # a rename onto it would fail halfway
+        if in_the_way:
+            self.discard()
+            raise OutputError(f"{self.out / in_the_way[0]}: a folder where kg writes a file; move it away and build again"
+                              " (the previous outputs are unchanged)")
         try:
             for name in names:
                 os.replace(self._staged[name], self.out / name)

@@ -108,6 +108,19 @@ def test_query_errors(run_cli, project, tmp_path):
     assert binding.code == 4 and "write NAME=VALUE" in binding.err
 
 
+def test_a_table_shows_control_characters_of_the_data_escaped(run_cli, project, tmp_path):
+    """A label holding a terminal escape sequence is printed escaped in the table (for people),
+    as it is in CSV and JSON (for programs)."""
+    graph = tmp_path / "g.ttl"
+    graph.write_text('<http://x/p> <http://x/name> "red \\u001B[31m text" .\n')
+    query = tmp_path / "q.rq"
+    query.write_text("SELECT ?name WHERE { ?p <http://x/name> ?name }")
+    table = run_cli("query", str(query), "--graph", str(graph))
+    assert table.code == 0 and "red \\x1b[31m text" in table.out and "\x1b" not in table.out, table.out
+    csv = run_cli("query", str(query), "--graph", str(graph), "--format", "csv")
+    assert "red \x1b[31m text" in csv.out
+
+
 def test_query_formats(run_cli, project, tmp_path):
     graph = tmp_path / "g.ttl"
     graph.write_text('<http://x/a> <http://x/name> "A, \\"quoted\\"" .\n<http://x/b> <http://x/name> "B" .\n')

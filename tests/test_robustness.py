@@ -12,6 +12,7 @@ from rdflib.compare import isomorphic
 
 import kg
 from kg.concepts.merge import merge_concepts
+from kg.errors import OutputError
 from kg.extract.keyphrases import extract_keyphrases
 from kg.graph.build import build_graph
 from kg.rdf.statements import to_rdf
@@ -255,6 +256,21 @@ def test_an_output_folder_that_is_the_input_folder_is_refused_before_any_work(ru
     assert result.code == 5 and result.err == f"error: {tmp_path / 'in'}: the folder of the inputs; give another --out" \
         " (a folder of its own, such as outputs/)\n"
     assert sorted(p.name for p in folder.iterdir()) == ["a.txt"]
+
+
+def test_a_folder_in_the_place_of_an_output_stops_the_build_before_any_output_is_replaced(run_cli, tmp_path, hash_embedder, nlp):
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    out = tmp_path / "out"
+    kg.build([f], out, embedder=hash_embedder, nlp=nlp, store=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    (out / "stats.json").unlink()
+    (out / "stats.json").mkdir()
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n\nDiffusion models generate images.\n")
+    with pytest.raises(OutputError, match=r"out/stats\.json: a folder where kg writes a file; move it away and build again"):
+        kg.build([f], out, embedder=hash_embedder, nlp=nlp, store=False)
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == {name: data for name, data in before.items() if name != "stats.json"}
 
 
 def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp_path, monkeypatch):

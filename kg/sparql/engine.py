@@ -150,8 +150,10 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
 
 
 def _table(variables: Sequence[str], rows: Sequence[Sequence[str | None]], width: int = 60) -> str:
-    def cell(x: str | None) -> str:
-        text = "" if x is None else " ".join(x.split())
+    from kg.text.files import printable
+
+    def cell(x: str | None) -> str:  # for a terminal: no control character (an escape sequence) as it is
+        text = "" if x is None else printable(" ".join(x.split()))
         return text if len(text) <= width else text[: width - 1] + "…"
 
     cells = [[cell(x) for x in row] for row in rows]
