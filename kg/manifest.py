@@ -104,6 +104,10 @@ def forget_manifest(cache: Path) -> None:
         (cache / MANIFEST).unlink()
     except FileNotFoundError:
         pass
+    except OSError as e:  # a manifest that cannot be removed must not be trusted either
+        from kg.errors import OutputError
+
+        raise OutputError(f"{cache / MANIFEST}: cannot be removed ({e.strerror or e}); remove it by hand") from e
 
 
 def write_manifest(cache: Path, key: str, out: Path, sha256: Mapping[str, str], extra: Mapping[str, object]) -> None:

@@ -652,7 +652,10 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
             committed = True
             if key is not None:
                 built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
-                write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
+                try:
+                    write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
+                except OSError:  # the outputs are in place; without a manifest the next build just does not skip
+                    forget_manifest(cache_dir)
             if loading is not None:
                 loading.finish(lock=lock)
     except BaseException:

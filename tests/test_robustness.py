@@ -273,6 +273,24 @@ def test_a_folder_in_the_place_of_an_output_stops_the_build_before_any_output_is
     assert after == {name: data for name, data in before.items() if name != "stats.json"}
 
 
+def test_a_manifest_that_cannot_be_written_leaves_a_whole_build_that_the_next_one_redoes(tmp_path, hash_embedder, nlp, monkeypatch):
+    """The manifest is written after the outputs are in place: if it cannot be (a full disk), the
+    build still succeeds, and the next build, with no manifest to trust, builds again."""
+    import kg.pipeline
+
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(kg.pipeline, "write_manifest", full)
+    result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
+    assert (result.out / "graph.nt").is_file() and not (result.out / ".cache" / "manifest.json").exists()
+    monkeypatch.undo()
+    assert not kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp).unchanged
+
+
 def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp_path, monkeypatch):
     import sqlite3
 
@@ -323,6 +341,15 @@ def test_kg_stats_on_a_fifo_a_device_or_a_deep_graph_json_is_one_line(run_cli, t
         (tmp_path / "deep.json").write_bytes(content)
         deep = run_cli("stats", "--graph", str(tmp_path / "deep.json"))
         assert deep.code == 2 and "not a graph.json written by kg build" in deep.err and deep.err.count("\n") == 1, deep.err
+
+
+def test_kg_query_of_a_graph_that_is_a_fifo_or_a_device_is_one_line_naming_it(run_cli, tmp_path):
+    os.mkfifo(tmp_path / "graph.ttl")
+    os.symlink("/dev/zero", tmp_path / "zero.nt")
+    for name, kind in (("graph.ttl", "a named pipe (FIFO)"), ("zero.nt", "a character device")):
+        result = run_cli("query", "top-concepts", "--graph", str(tmp_path / name))
+        assert result.code == 2 and result.err == f"error: {tmp_path / name}: {kind}, not a regular file;" \
+            " pass --graph a graph file kg build wrote\n", result.err
 
 
 def test_kg_query_of_a_query_file_that_is_not_utf8_is_one_line(run_cli, tmp_path):

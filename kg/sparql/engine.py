@@ -78,6 +78,11 @@ def load_store(graph: str | Path):
     if path.is_dir():
         path = path / "graph.ttl"
     if not path.is_file():
+        from kg.text.files import file_kind
+
+        why = file_kind(path) if path.exists() or path.is_symlink() else None
+        if why is not None:  # a FIFO, a device, a link loop: never opened
+            raise InputError(f"{path}: {why}, not a regular file; pass --graph a graph file kg build wrote")
         raise InputError(f"{path}: no such graph file; run `kg build` first or pass --graph")
     fmt = RDF_FORMATS.get(path.suffix.lower())
     if fmt is None:
