@@ -65,7 +65,7 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
 
     def on_start(report):
         nonlocal bar
-        _echo_warnings(report.warnings)
+        _echo_warnings(report.warnings, report.warning_counts)
         if not quiet:
             from tqdm import tqdm
 
@@ -119,8 +119,9 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
 WARNINGS_SHOWN = 10
 
 
-def _echo_warnings(warnings) -> None:
-    """Each warning on its own line, at most WARNINGS_SHOWN of a kind; the rest counted."""
+def _echo_warnings(warnings, counts=None) -> None:
+    """Each warning on its own line, at most WARNINGS_SHOWN of a kind; the rest counted (*counts*:
+    how many of each kind there are, when *warnings* holds only some)."""
     from collections import Counter
 
     seen: Counter = Counter()
@@ -128,6 +129,7 @@ def _echo_warnings(warnings) -> None:
         seen[w.reason] += 1
         if seen[w.reason] <= WARNINGS_SHOWN:
             click.echo(f"warning: {printable(str(w))}", err=True)
+    seen.update({reason: n - seen[reason] for reason, n in (counts or {}).items() if n > seen[reason]})
     for reason, n in sorted(seen.items()):
         if n > WARNINGS_SHOWN:
             click.echo(f"warning: … and {n - WARNINGS_SHOWN} more of this kind ({reason}); stats.json counts them all", err=True)

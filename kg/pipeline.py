@@ -607,7 +607,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
             "papers": len(papers),
             "duplicates_merged": report.duplicates_merged,
             "skipped": dict(sorted(report.skipped.items())),
-            "warnings": dict(sorted(Counter(w.reason for w in warnings).items())),
+            "warnings": dict(sorted(_warning_counts(report, warnings[len(report.warnings):]).items())),
         },
         "model": model_name,
         "settings": metadata["settings"],
@@ -668,6 +668,14 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
         raise
     return BuildResult(stats, tuple(warnings), Path(out), tuple(files),
                        extraction={"computed": len(papers) - cached, "from_cache": cached}, _graph=G)
+
+
+def _warning_counts(report: ReadReport, built: Sequence[Diagnostic]) -> Counter:
+    """Every warning of a build by kind: those reading counted (it keeps only the first of a
+    kind that is very common) and those the build added (*built*)."""
+    counts = Counter(report.warning_counts or [w.reason for w in report.warnings])
+    counts.update(w.reason for w in built)
+    return counts
 
 
 def _build_key(report: ReadReport, fingerprint: str, base: str) -> str:

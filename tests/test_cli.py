@@ -93,6 +93,23 @@ def test_build_option_values_that_are_no_values_are_one_line(run_cli, tmp_path, 
     assert not (tmp_path / "o").exists()
 
 
+def test_the_cli_counts_every_warning_of_a_kind_it_did_not_keep(run_cli, tmp_path, monkeypatch, hash_embedder, nlp):
+    import json
+
+    import kg.text.files
+
+    monkeypatch.setattr(kg.text.files, "MAX_KEPT_WARNINGS", 20)
+    real = kg.build
+    monkeypatch.setattr(kg, "build", lambda *a, **k: real(*a, **k, embedder=hash_embedder, nlp=nlp))
+    f = tmp_path / "x.jsonl"
+    f.write_text(json.dumps({"abstract": "Graph neural networks pass messages along edges."}) + "\n" + "{}\n" * 500)
+    result = run_cli("build", str(f), "--out", str(tmp_path / "out"), "-q")
+    assert result.code == 0, result.err
+    assert result.err.splitlines()[-1] == "warning: … and 490 more of this kind (row_without_abstract); stats.json counts them all"
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["input"]["warnings"] == {"row_without_abstract": 500} and stats["input"]["skipped"] == {"row_without_abstract": 500}
+
+
 def test_query_errors(run_cli, project, tmp_path):
     graph = tmp_path / "g.ttl"
     graph.write_text("@prefix s: <https://schema.org/> . <http://x/p> a s:ScholarlyArticle ; s:name \"P\" .\n")

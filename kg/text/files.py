@@ -28,6 +28,7 @@ __all__ = [
     "MAX_RECORD_CHARS",
     "Diagnostic",
     "RawFile",
+    "Warnings",
     "decode",
     "input_names",
     "printable",
@@ -67,6 +68,38 @@ class Diagnostic:
     def __str__(self) -> str:
         place = f"{self.file}, {self.where}" if self.where else self.file
         return f"{place}: {self.message}"
+
+
+# Warnings of one kind (reason) kept in memory and reported; more are counted, not kept: a file of
+# 3,000,000 rows without an abstract held 3,000,000 warnings (1.2 GB) to print ten of them.
+MAX_KEPT_WARNINGS = 1000
+
+
+class Warnings(list):
+    """A list of `Diagnostic` that keeps at most `MAX_KEPT_WARNINGS` of each kind (reason), in
+    order, and counts every one (`counts`, by reason), for stats.json and the CLI's summary."""
+
+    def __init__(self, items=()) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+        self.extend(items)
+
+    def append(self, diagnostic: Diagnostic) -> None:
+        n = self.counts[diagnostic.reason] = self.counts.get(diagnostic.reason, 0) + 1
+        if n <= MAX_KEPT_WARNINGS:
+            super().append(diagnostic)
+
+    def extend(self, items) -> None:
+        if not isinstance(items, Warnings):
+            for diagnostic in items:
+                self.append(diagnostic)
+            return
+        kept: dict[str, int] = {}
+        for diagnostic in items:
+            kept[diagnostic.reason] = kept.get(diagnostic.reason, 0) + 1
+            self.append(diagnostic)
+        for reason, n in items.counts.items():  # those *items* counted and did not keep
+            self.counts[reason] = self.counts.get(reason, 0) + n - kept.get(reason, 0)
 
 
 @dataclass(frozen=True)

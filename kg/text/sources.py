@@ -29,6 +29,7 @@ from kg.text.files import (
     MAX_FIELD_CHARS,
     MAX_RECORD_CHARS,
     Diagnostic,
+    Warnings,
     decode,
     file_kind,
     input_names,
@@ -112,6 +113,8 @@ class ReadReport:
     records_read: int = 0
     duplicates_merged: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    # every warning by kind (reason), counted: *warnings* keeps at most MAX_KEPT_WARNINGS of a kind
+    warning_counts: dict[str, int] = field(default_factory=dict)
 
 
 def paper_id(abstract: str) -> str:
@@ -225,7 +228,7 @@ class _Record:
 
 
 def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     skipped: dict[str, int] = {}
     paragraphs = list(_paragraphs(text))
     if not paragraphs:
@@ -411,11 +414,14 @@ def _whole_number(digits: str) -> int | _LongNumber:
         return _LongNumber(digits)
 
 
+_ROW_DECODER = json.JSONDecoder(parse_int=_whole_number)  # one for every row: json.loads(s, parse_int=...) makes one a row
+
+
 def _parse_row(name: str, row: int, line: str, notes: list[Diagnostic], skipped: dict[str, int]) -> object:
     """The JSON value of a JSON Lines row, or `_MALFORMED` (with a warning) when it is not one
     kg can read (malformed, or nested deeper than Python's recursion limit)."""
     try:
-        return json.loads(line, parse_int=_whole_number)
+        return _ROW_DECODER.decode(line)
     except json.JSONDecodeError as e:
         why = f"malformed JSON ({e.msg}, column {e.colno})"
     except RecursionError:
@@ -428,7 +434,7 @@ def _parse_row(name: str, row: int, line: str, notes: list[Diagnostic], skipped:
 
 
 def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     skipped: dict[str, int] = {}
     records = []
     for row, line in enumerate(split_lines(text), start=1):
@@ -448,7 +454,7 @@ def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], 
 
 
 def _read_csv(name: str, text: str, delimiter: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     skipped: dict[str, int] = {}
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
@@ -493,7 +499,7 @@ def _scan(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, Path]], list[Di
     with files it skipped and per file named more than once."""
     files: dict[Path, tuple[Path, Path]] = {}
     mentions: dict[Path, int] = {}
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     for given in paths:
         path = Path(given)
         if not path.exists():
@@ -620,7 +626,8 @@ def _read_file(path: Path, name: str) -> tuple[list[_Record], list[Diagnostic], 
         records, more, skipped = _read_csv(name, text, "\t" if suffix == ".tsv" else ",")
     else:
         records, more, skipped = _read_text(name, text)
-    notes = [*raw.notes, *notes, *more]
+    notes = Warnings([*raw.notes, *notes])
+    notes.extend(more)
     if not records and not skipped:
         raise InputError(f"{name}: no abstracts found")
     return records, notes, skipped, raw.sha256
@@ -631,7 +638,7 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
     papers: dict[str, Paper] = {}
     more: dict[str, list[Source]] = {}  # the sources after the first of each paper
     merged = 0
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     for record in records:
         pid = paper_id(record.abstract)
         known = papers.get(pid)
@@ -696,7 +703,8 @@ def read_papers(paths: Sequence[str | Path]) -> ReadReport:
     """
     if not paths:
         raise InputError("no input given; name abstract-list files or folders")
-    files, warnings = _scan(paths)
+    files, found = _scan(paths)
+    warnings = Warnings(found)
     names = input_names(files)
     records: list[_Record] = []
     skipped: dict[str, int] = {}
@@ -717,6 +725,7 @@ def read_papers(paths: Sequence[str | Path]) -> ReadReport:
     return ReadReport(
         papers=tuple(papers),
         warnings=tuple(warnings),
+        warning_counts=dict(warnings.counts),
         files=tuple(names),
         digests=tuple(digests),
         records_read=len(records),

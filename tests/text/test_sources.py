@@ -608,3 +608,15 @@ def test_json_lines_files_joined_with_their_byte_order_marks_are_read_whole(tmp_
     f = write(tmp_path / "both.jsonl", one + two)
     report = read_papers([f])
     assert [p.abstract for p in report.papers] == [ABSTRACT_A, ABSTRACT_B] and report.warnings == ()
+
+
+def test_warnings_of_a_kind_past_the_kept_ones_are_counted_not_kept(tmp_path, monkeypatch):
+    import kg.text.files
+
+    monkeypatch.setattr(kg.text.files, "MAX_KEPT_WARNINGS", 50)
+    f = write(tmp_path / "x.jsonl", json.dumps({"abstract": ABSTRACT_A}) + "\n" + "{}\n" * 3000 + "[1]\n")
+    report = read_papers([f])
+    assert [w.reason for w in report.warnings] == ["row_without_abstract"] * 50 + ["malformed_row"]
+    assert report.warning_counts == {"row_without_abstract": 3000, "malformed_row": 1}
+    assert str(report.warnings[49]) == "x.jsonl, row 51: no abstract (the 'abstract' field is missing or empty); row skipped"
+    assert report.skipped == {"row_without_abstract": 3000, "malformed_row": 1}
