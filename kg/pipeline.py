@@ -464,6 +464,12 @@ def _check_output_folder(out: Path, paths: Sequence[str | os.PathLike] = ()) -> 
     input folders *paths* (its outputs would be read as input next time), or a folder that cannot
     be created or written (nothing is created here: a build that stops on its input leaves no
     folder behind)."""
+    try:
+        str(out.absolute()).encode("utf-8")
+    except UnicodeEncodeError:  # Oxigraph's store (and most tools) need a UTF-8 path
+        from kg.text.files import printable
+
+        raise OutputError(f"{printable(str(out))}: the folder's path is not valid UTF-8; give --out a folder whose path is") from None
     if out.exists():
         if not out.is_dir():
             raise OutputError(f"{out}: a file, not a folder; --out names the folder the outputs go to")

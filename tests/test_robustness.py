@@ -248,6 +248,15 @@ def test_an_output_folder_that_cannot_be_one_is_one_line_and_exit_5_before_any_w
     assert taken.read_text() == "not a folder"
 
 
+def test_an_output_folder_whose_path_is_not_utf8_is_refused_before_any_work(run_cli, tmp_path):
+    (tmp_path / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    out = os.path.join(str(tmp_path), os.fsdecode(b"out-\xff"))
+    result = run_cli("build", str(tmp_path / "a.txt"), "--out", out)
+    assert result.code == 5 and result.err == f"error: {tmp_path}/out-\\xff: the folder's path is not valid UTF-8;" \
+        " give --out a folder whose path is\n", result.err
+    assert not os.path.exists(out)
+
+
 def test_an_output_folder_that_is_the_input_folder_is_refused_before_any_work(run_cli, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
