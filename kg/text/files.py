@@ -177,7 +177,8 @@ def read_input(path: Path, name: str, *, expected: str = "files of abstracts", t
         if not stat.S_ISREG(st.st_mode):  # replaced between the check and the open
             raise InputError(f"{name}: {_kind(st.st_mode)}, not a regular file; give kg {expected}")
         if st.st_size > MAX_FILE_BYTES:
-            raise InputError(f"{name}: {st.st_size:,} bytes, over kg's limit of {MAX_FILE_BYTES:,} per file; split it into several files")
+            split = "; split it into several files" if expected == "files of abstracts" else f"; give kg {expected}"
+            raise InputError(f"{name}: {st.st_size:,} bytes, over kg's limit of {MAX_FILE_BYTES:,} per file{split}")
         try:
             sample = f.read(min(SAMPLE_BYTES, st.st_size))
             if text:
