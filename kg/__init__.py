@@ -32,10 +32,10 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
     (a SPARQL endpoint URL) the query runs there instead, over *default_graph* (IRIs of named
     graphs, sent as ``default-graph-uri``) when given; see `kg.sparql.remote.query_endpoint`.
     """
-    from kg.sparql.catalogue import find_query
+    from kg.sparql.catalogue import find_query, query_text
     from kg.sparql.engine import load_store, run_query
 
-    text = find_query(query).read_text(encoding="utf-8")
+    text = query_text(find_query(query))
     if endpoint is not None:
         from kg.sparql.remote import query_endpoint
 

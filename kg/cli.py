@@ -14,6 +14,7 @@ import click
 import kg
 from kg.errors import KGError, OutputsWritten
 from kg.serve import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
+from kg.text.files import printable
 
 FORMATS = ("table", "csv", "json")
 
@@ -64,7 +65,7 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
 
     def on_start(report):
         nonlocal bar
-        _echo_warnings(report.warnings)
+        _echo_warnings(report.warnings, report.warning_counts)
         if not quiet:
             from tqdm import tqdm
 
@@ -118,15 +119,17 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
 WARNINGS_SHOWN = 10
 
 
-def _echo_warnings(warnings) -> None:
-    """Each warning on its own line, at most WARNINGS_SHOWN of a kind; the rest counted."""
+def _echo_warnings(warnings, counts=None) -> None:
+    """Each warning on its own line, at most WARNINGS_SHOWN of a kind; the rest counted (*counts*:
+    how many of each kind there are, when *warnings* holds only some)."""
     from collections import Counter
 
     seen: Counter = Counter()
     for w in warnings:
         seen[w.reason] += 1
         if seen[w.reason] <= WARNINGS_SHOWN:
-            click.echo(f"warning: {w}", err=True)
+            click.echo(f"warning: {printable(str(w))}", err=True)
+    seen.update({reason: n - seen[reason] for reason, n in (counts or {}).items() if n > seen[reason]})
     for reason, n in sorted(seen.items()):
         if n > WARNINGS_SHOWN:
             click.echo(f"warning: … and {n - WARNINGS_SHOWN} more of this kind ({reason}); stats.json counts them all", err=True)
@@ -151,7 +154,7 @@ def query(query, graph, bindings, fmt, endpoint, default_graphs) -> None:
     if default_graphs and not endpoint:
         raise click.UsageError("--default-graph needs --endpoint")
     result = kg.query(query, graph=graph, bind=bindings, endpoint=endpoint, default_graph=default_graphs)
-    click.echo(format_result(result, fmt), nl=False)
+    click.echo(format_result(result, fmt), nl=False, color=True)  # the data as it is: click strips escape sequences otherwise
 
 
 @cli.command()
@@ -168,7 +171,7 @@ def stats(graph, as_json) -> None:
             click.echo(f"{key.replace('_', ' ')}: {value}")
     click.echo("top concepts:")
     for row in figures["top_concepts"]:
-        click.echo(f"  {row['papers']:>4}  {row['label']}")
+        click.echo(f"  {row['papers']:>4}  {printable(str(row['label']))}")
 
 
 @cli.command(name="queries")
@@ -257,6 +260,6 @@ def main(argv: list[str] | None = None) -> None:
         e.show()
         sys.exit(2 if e.exit_code == 2 else e.exit_code)
     except KGError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(f"error: {printable(str(e))}", err=True)  # one line, whatever a file name or a value holds
         sys.exit(e.exit_code)
 

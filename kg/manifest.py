@@ -33,7 +33,7 @@ __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "
            "forget_manifest"]
 
 MANIFEST = "manifest.json"
-FORMAT = 3  # the outputs' format version: bump it when kg writes any output differently
+FORMAT = 4  # the outputs' format version: bump it when kg writes any output differently (4: plain prefixed names, relative sources)
 _LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 
 
@@ -59,12 +59,13 @@ def _library_versions() -> dict[str, str]:
     return found
 
 
-def build_key(inputs: Sequence[tuple[str, Path]], *, fingerprint: str, base: str, kg_version: str,
+def build_key(inputs: Sequence[tuple[str, str]], *, fingerprint: str, base: str, kg_version: str,
               extra: Mapping[str, object] | None = None) -> str:
-    """The key of a build of *inputs* ((name as reported, path) pairs, in reading order)."""
+    """The key of a build of *inputs* ((name as reported, SHA-256 of the bytes read) pairs, in
+    reading order)."""
     payload = {
         "format": FORMAT,
-        "inputs": [[name, file_sha256(path)] for name, path in inputs],
+        "inputs": [[name, digest] for name, digest in inputs],
         "fingerprint": fingerprint,
         "base": base,
         "kg": kg_version,
@@ -77,10 +78,9 @@ def build_key(inputs: Sequence[tuple[str, Path]], *, fingerprint: str, base: str
 
 def read_manifest(cache: Path) -> dict | None:
     """The manifest in the cache folder *cache*, or None when there is none (or it is unreadable)."""
-    try:
-        data = json.loads((cache / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    from kg.text.files import read_json
+
+    data = read_json(cache / MANIFEST)
     return data if isinstance(data, dict) and isinstance(data.get("outputs"), dict) else None
 
 
@@ -107,6 +107,10 @@ def forget_manifest(cache: Path) -> None:
         (cache / MANIFEST).unlink()
     except FileNotFoundError:
         pass
+    except OSError as e:  # a manifest that cannot be removed must not be trusted either
+        from kg.errors import OutputError
+
+        raise OutputError(f"{cache / MANIFEST}: cannot be removed ({e.strerror or e}); remove it by hand") from e
 
 
 def write_manifest(cache: Path, key: str, out: Path, sha256: Mapping[str, str], extra: Mapping[str, object]) -> None:

@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -174,6 +174,11 @@ class _Staging:
     def commit(self) -> list[Path]:
         """Rename every written file into place; their final paths, in `OUTPUT_FILES` order."""
         names = [name for name in OUTPUT_FILES if name in self._staged]
+        in_the_way = [name for name in names if (self.out / name).is_dir()]  # a rename onto it would fail halfway
+        if in_the_way:
+            self.discard()
+            raise OutputError(f"{self.out / in_the_way[0]}: a folder where kg writes a file; move it away and build again"
+                              " (the previous outputs are unchanged)")
         try:
             for name in names:
                 os.replace(self._staged[name], self.out / name)
@@ -276,8 +281,10 @@ class _Forked:
         if "fork" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("fork")
             self._recv, send = ctx.Pipe(duplex=False)
+            from kg.scale.executor import dies_with_parent
+
             try:
-                proc = ctx.Process(target=_send_outcome, args=(fn, send), daemon=True)
+                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent()), daemon=True)
                 proc.start()
                 self._proc = proc
             except OSError:  # no memory or process left for a fork
@@ -317,9 +324,10 @@ def _outcome(fn):
         return "error", e
 
 
-def _send_outcome(fn, send) -> None:
+def _send_outcome(fn, send, setup: Callable[[], None]) -> None:
     import pickle
 
+    setup()  # a killed build leaves no writer behind
     kind, value = _outcome(fn)
     try:
         message = pickle.dumps((kind, value))
@@ -452,13 +460,22 @@ def build(
             gc.enable()
 
 
-def _check_output_folder(out: Path) -> None:
-    """Stop at once, before any work, when *out* cannot be the output folder: a file, or a folder
-    that cannot be created or written (nothing is created here: a build that stops on its input
-    leaves no folder behind)."""
+def _check_output_folder(out: Path, paths: Sequence[str | os.PathLike] = ()) -> None:
+    """Stop at once, before any work, when *out* cannot be the output folder: a file, one of the
+    input folders *paths* (its outputs would be read as input next time), or a folder that cannot
+    be created or written (nothing is created here: a build that stops on its input leaves no
+    folder behind)."""
+    try:
+        str(out.absolute()).encode("utf-8")
+    except UnicodeEncodeError:  # Oxigraph's store (and most tools) need a UTF-8 path
+        from kg.text.files import printable
+
+        raise OutputError(f"{printable(str(out))}: the folder's path is not valid UTF-8; give --out a folder whose path is") from None
     if out.exists():
         if not out.is_dir():
             raise OutputError(f"{out}: a file, not a folder; --out names the folder the outputs go to")
+        if any(Path(p).is_dir() and os.path.samefile(p, out) for p in paths):
+            raise OutputError(f"{out}: the folder of the inputs; give another --out (a folder of its own, such as outputs/)")
         target = out
     else:
         target = next(p for p in out.absolute().parents if p.exists() or p == p.parent)
@@ -469,18 +486,59 @@ def _check_output_folder(out: Path) -> None:
         raise OutputError(f"{out}: cannot {doing} the output folder ({target}: permission denied)")
 
 
+def _lock_output_folder(out: Path):
+    """The output folder's lock (`kg.sparql.store._FolderLock`), held exclusively for the whole
+    build, and whether the folder was made for it: a second build into the folder, or one into a
+    folder `kg serve` is serving, stops at once with one line instead of deleting the first one's
+    temporary files or replacing the files a server reads. The kernel drops the lock when the
+    build ends, however it ends."""
+    from kg.sparql.store import _FolderLock
+
+    made = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        lock = _FolderLock(out)
+    except OSError as e:
+        raise OutputError(f"{out}: cannot create the output folder ({e.strerror or e})") from e
+    if lock.try_exclusive():
+        return lock, made
+    served = lock.try_shared()  # only servers hold it shared: a build holds it alone
+    lock.close()
+    if served:
+        raise OutputError(f"{out}: kg serve is serving it; stop the server first, or build into another --out")
+    raise OutputError(f"{out}: another kg build is writing into it; wait for it to end, or build into another --out")
+
+
 def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor) -> BuildResult:
     gc.disable()
-    from kg.extract.embed import MODEL_NAME
     from kg.rdf.vocabulary import DEFAULT_BASE, check_base
-    from kg.scale.executor import ExecutorSpec, ModelProcess, parse_executor
+    from kg.scale.executor import parse_executor
 
     base = check_base(base or DEFAULT_BASE)
     given = getattr(embedder, "precision", settings.precision)
     if given != settings.precision:  # its vectors would be cached under the other precision's key
         raise ValueError(f"the embedder given runs the model in {given}, the settings ask for {settings.precision}")
     spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
-    _check_output_folder(Path(out))
+    out = Path(out)
+    _check_output_folder(out, paths)
+    lock, made = _lock_output_folder(out)
+    try:
+        return _locked_build(paths, out, lock, base=base, settings=settings, embedder=embedder, nlp=nlp,
+                             progress=progress, on_start=on_start, cache=cache, store=store, executor=executor, spec=spec)
+    except BaseException:
+        if made:
+            with suppress(OSError):
+                out.rmdir()  # a folder made for a build that wrote nothing (only when empty)
+        raise
+    finally:
+        lock.close()
+
+
+def _locked_build(paths, out, lock, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor,
+                  spec) -> BuildResult:
+    from kg.extract.embed import MODEL_NAME
+    from kg.scale.executor import ExecutorSpec, ModelProcess
+
     # The packaged model is loaded in a process of its own, started now, so that its loading
     # overlaps the reading and the cache lookup; it extracts (under dask-local, only a few
     # documents: `_runner`), embeds the labels the merge compares, and is stopped once the
@@ -495,7 +553,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         papers = report.papers
         model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
         fingerprint = settings.fingerprint(model_name)
-        key = _build_key(paths, fingerprint, base) if cache else None
+        key = _build_key(report, fingerprint, base) if cache else None
         if key is not None:
             done = _up_to_date(Path(out), key, report)
             if done is not None:
@@ -507,7 +565,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
                 if store:
                     from kg.sparql.store import prepare_store
 
-                    prepare_store(out)  # cheap when the store is already loaded from this graph.nt
+                    prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
                 return done
         found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out),
                                             executor, models)
@@ -520,10 +578,11 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         if models is not None:
             models.close()
     return _write(out, base=base, settings=settings, store=store, report=report, papers=papers, found=found, cached=cached,
-                  index=index, key=key, model_name=model_name, fingerprint=fingerprint)
+                  index=index, key=key, model_name=model_name, fingerprint=fingerprint, lock=lock)
 
 
-def _write(out, *, base, settings, store, report, papers, found, cached, index, key, model_name, fingerprint) -> BuildResult:
+def _write(out, *, base, settings, store, report, papers, found, cached, index, key, model_name, fingerprint,
+           lock=None) -> BuildResult:
     from kg.extract.embed import MODEL_NAME, MODEL_SHA256
 
     concepts = index.by_id()
@@ -558,7 +617,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
             "papers": len(papers),
             "duplicates_merged": report.duplicates_merged,
             "skipped": dict(sorted(report.skipped.items())),
-            "warnings": dict(sorted(Counter(w.reason for w in warnings).items())),
+            "warnings": dict(sorted(_warning_counts(report, warnings[len(report.warnings):]).items())),
         },
         "model": model_name,
         "settings": metadata["settings"],
@@ -603,9 +662,12 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
             committed = True
             if key is not None:
                 built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
-                write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
+                try:
+                    write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
+                except OSError:  # the outputs are in place; without a manifest the next build just does not skip
+                    forget_manifest(cache_dir)
             if loading is not None:
-                loading.finish()
+                loading.finish(lock=lock)
     except BaseException:
         if side is not None:
             side.stop()
@@ -618,12 +680,18 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
                        extraction={"computed": len(papers) - cached, "from_cache": cached}, _graph=G)
 
 
-def _build_key(paths: Sequence[str | os.PathLike], fingerprint: str, base: str) -> str:
-    """The manifest key of a build of *paths* (see kg.manifest)."""
-    from kg.text.sources import _display_name, _expand
+def _warning_counts(report: ReadReport, built: Sequence[Diagnostic]) -> Counter:
+    """Every warning of a build by kind: those reading counted (it keeps only the first of a
+    kind that is very common) and those the build added (*built*)."""
+    counts = Counter(report.warning_counts or [w.reason for w in report.warnings])
+    counts.update(w.reason for w in built)
+    return counts
 
-    inputs = [(_display_name(f), f) for f in _expand([Path(p) for p in paths])]
-    return build_key(inputs, fingerprint=fingerprint, base=base, kg_version=_kg_version(),
+
+def _build_key(report: ReadReport, fingerprint: str, base: str) -> str:
+    """The manifest key of a build of what *report* read (see kg.manifest): the files' names and
+    the digests of the bytes read, so that a file changed since it was read is not taken for built."""
+    return build_key(list(zip(report.files, report.digests)), fingerprint=fingerprint, base=base, kg_version=_kg_version(),
                      extra={"outputs": list(OUTPUT_FILES)})
 
 
@@ -632,10 +700,14 @@ def _up_to_date(out: Path, key: str, report: ReadReport) -> BuildResult | None:
     manifest = read_manifest(out / ".cache")
     if manifest is None or manifest.get("key") != key or not outputs_intact(manifest, out, OUTPUT_FILES):
         return None
+    from kg.text.files import read_json
+
+    stats = read_json(out / "stats.json")
     try:
-        stats = json.loads((out / "stats.json").read_text(encoding="utf-8"))
         built = tuple(Diagnostic(*w) for w in manifest.get("warnings", []))
-    except (OSError, ValueError, TypeError):
+    except TypeError:
+        return None
+    if not isinstance(stats, dict):
         return None
     return BuildResult(stats, tuple(report.warnings) + built, out, tuple(out / name for name in OUTPUT_FILES),
                        extraction={"computed": 0, "from_cache": len(report.papers)}, unchanged=True)

@@ -56,7 +56,58 @@ def test_build_of_an_empty_file(run_cli, tmp_path):
 def test_bad_base_iri(run_cli, tmp_path):
     (tmp_path / "a.txt").write_text("ICML 2026\n\nGraph neural networks for molecules.\n")
     result = run_cli("build", str(tmp_path / "a.txt"), "--out", str(tmp_path / "o"), "--base", "not an iri")
-    assert result.code == 1 and result.err == "error: base IRI 'not an iri' is not an absolute http(s) IRI ending in '/' or '#'; give one such as https://example.org/kg/\n"
+    assert result.code == 1 and result.err == ("error: base IRI 'not an iri' is not an absolute http(s) IRI ending in '/' or '#'"
+                                              " (Invalid IRI code point ' '); give one such as https://example.org/kg/\n")
+
+
+@pytest.mark.parametrize("base", ["http://ex.org/a%zz/", "http://[::1/", "http://ex.org/\x00/", "http://ex.org/\n/", "http:///kg/",
+                                  "http://ex.org:port/", "http://ex.org/%/", "ftp://ex.org/", "http://ex.org/kg"])
+def test_a_base_iri_that_is_no_iri_is_one_line_before_any_work(run_cli, tmp_path, base):
+    result = run_cli("build", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "o"), "--base", base)
+    assert result.code == 1 and result.err.count("\n") == 1 and result.err.startswith("error: base IRI "), result.err
+    assert "is not an absolute http(s) IRI ending in '/' or '#'" in result.err and not (tmp_path / "o").exists()
+
+
+def test_warnings_and_errors_about_a_file_named_with_a_newline_are_one_line_each(run_cli, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "two\nlines.txt").write_text("Graph neural networks pass messages along the edges of a graph.\n")
+    result = run_cli("build", str(folder), "--out", str(tmp_path / "out"), "-q")
+    assert result.code == 0, result.err
+    assert result.err == "warning: in/two\\nlines.txt, line 1: no header line; its papers are kept with venue and year unknown" \
+        " (start the file with a line such as 'ICML 2026 Papers')\n", result.err
+    (folder / "two\nlines.txt").write_text("")
+    failed = run_cli("build", str(folder), "--out", str(tmp_path / "out"), "-q")
+    assert failed.code == 2 and failed.err.count("\n") == 1 and "two\\nlines.txt: empty file" in failed.err, failed.err
+
+
+@pytest.mark.parametrize("args, code, said", [
+    (["--diversity", "nan"], 1, "error: diversity nan: give a number from 0 (none) to 1 (most)\n"),
+    (["--executor", "dask-local:\u00b2"], 2, "the number of workers must be a whole number from 1 to 1024"),
+    (["--executor", "dask-local:" + "9" * 30], 2, "the number of workers must be a whole number from 1 to 1024"),
+])
+def test_build_option_values_that_are_no_values_are_one_line(run_cli, tmp_path, args, code, said):
+    (tmp_path / "a.txt").write_text("ICML 2026\n\nGraph neural networks for molecules.\n")
+    result = run_cli("build", str(tmp_path / "a.txt"), "--out", str(tmp_path / "o"), *args)
+    assert result.code == code and said in result.err and "Traceback" not in result.err, result.err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_cli_counts_every_warning_of_a_kind_it_did_not_keep(run_cli, tmp_path, monkeypatch, hash_embedder, nlp):
+    import json
+
+    import kg.text.files
+
+    monkeypatch.setattr(kg.text.files, "MAX_KEPT_WARNINGS", 20)
+    real = kg.build
+    monkeypatch.setattr(kg, "build", lambda *a, **k: real(*a, **k, embedder=hash_embedder, nlp=nlp))
+    f = tmp_path / "x.jsonl"
+    f.write_text(json.dumps({"abstract": "Graph neural networks pass messages along edges."}) + "\n" + "{}\n" * 500)
+    result = run_cli("build", str(f), "--out", str(tmp_path / "out"), "-q")
+    assert result.code == 0, result.err
+    assert result.err.splitlines()[-1] == "warning: … and 490 more of this kind (row_without_abstract); stats.json counts them all"
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["input"]["warnings"] == {"row_without_abstract": 500} and stats["input"]["skipped"] == {"row_without_abstract": 500}
 
 
 def test_query_errors(run_cli, project, tmp_path):
@@ -72,6 +123,19 @@ def test_query_errors(run_cli, project, tmp_path):
     assert missing.code == 2 and "none.ttl: no such graph file; run `kg build` first or pass --graph" in missing.err
     binding = run_cli("query", "top-concepts", "--graph", str(graph), "--bind", "no equals sign")
     assert binding.code == 4 and "write NAME=VALUE" in binding.err
+
+
+def test_a_table_shows_control_characters_of_the_data_escaped(run_cli, project, tmp_path):
+    """A label holding a terminal escape sequence is printed escaped in the table (for people),
+    as it is in CSV and JSON (for programs)."""
+    graph = tmp_path / "g.ttl"
+    graph.write_text('<http://x/p> <http://x/name> "red \\u001B[31m text" .\n')
+    query = tmp_path / "q.rq"
+    query.write_text("SELECT ?name WHERE { ?p <http://x/name> ?name }")
+    table = run_cli("query", str(query), "--graph", str(graph))
+    assert table.code == 0 and "red \\x1b[31m text" in table.out and "\x1b" not in table.out, table.out
+    csv = run_cli("query", str(query), "--graph", str(graph), "--format", "csv")
+    assert "red \x1b[31m text" in csv.out
 
 
 def test_query_formats(run_cli, project, tmp_path):

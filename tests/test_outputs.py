@@ -112,6 +112,46 @@ def test_a_damaged_cache_is_set_aside(tmp_path, hash_embedder, nlp):
     assert (out / ".cache" / "extractions.damaged").exists()
 
 
+@pytest.mark.parametrize("value", ["not json {", '{"k": 5}', '[1, 2]', '{"k": [["a", "b"]], "d": []}', '{"k": [], "d": [[1]]}',
+                                   "[" * 100_000])
+def test_a_damaged_cache_row_is_recomputed_and_the_others_read(tmp_path, hash_embedder, nlp, value):
+    """A row of the cache that is not what kg writes is a cache miss: that abstract is extracted
+    again (and its row replaced), the others come from the cache, the outputs are a clean build's."""
+    import sqlite3
+
+    src = abstracts(tmp_path)
+    out = tmp_path / "out"
+    kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    db = sqlite3.connect(out / ".cache" / "extractions.sqlite")
+    with db:
+        (key,) = db.execute("SELECT key FROM extraction ORDER BY key LIMIT 1").fetchone()
+        db.execute("UPDATE extraction SET value = ? WHERE key = ?", (value, key))
+    db.close()
+    (out / ".cache" / "manifest.json").unlink()
+    again = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert again.extraction == {"computed": 1, "from_cache": 2}
+    clean = kg.build([src], tmp_path / "clean", embedder=hash_embedder, nlp=nlp, cache=False)
+    assert (out / "graph.nt").read_bytes() == (clean.out / "graph.nt").read_bytes()
+    assert kg.build([src], tmp_path / "out", embedder=hash_embedder, nlp=nlp).unchanged
+
+
+@pytest.mark.parametrize("name", [".cache/manifest.json", "stats.json", "store/source.json"])
+@pytest.mark.parametrize("content", [b"[" * 100_000, b"[1, 2]", b'{"outputs": {}, "size": ' + b"9" * 5000 + b"}", b"\xff\xfe\x00"])
+def test_a_damaged_file_kg_wrote_for_itself_means_rebuild_not_a_traceback(tmp_path, hash_embedder, nlp, run_cli, name, content):
+    """The manifest, stats.json and the store's source.json nested too deep, of the wrong shape,
+    with a number Python will not make, or not text: the rebuild builds (or reloads the store),
+    and kg query reads the graph."""
+    src = abstracts(tmp_path)
+    out = tmp_path / "out"
+    kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    (out / name).write_bytes(content)
+    again = kg.build([src], out, embedder=hash_embedder, nlp=nlp)
+    assert not again.unchanged or name == "store/source.json"
+    (out / name).write_bytes(content)
+    result = run_cli("query", "top-concepts", "--graph", str(out / "graph.ttl"), "--format", "csv")
+    assert result.code == 0 and result.out.startswith("concept,"), result.err
+
+
 def test_a_rebuild_with_nothing_changed_rewrites_nothing(tmp_path, hash_embedder, nlp):
     src = abstracts(tmp_path)
     out = tmp_path / "out"

@@ -12,6 +12,7 @@ from rdflib.compare import isomorphic
 
 import kg
 from kg.concepts.merge import merge_concepts
+from kg.errors import OutputError
 from kg.extract.keyphrases import extract_keyphrases
 from kg.graph.build import build_graph
 from kg.rdf.statements import to_rdf
@@ -30,9 +31,23 @@ def graph_of(paths, embedder, nlp):
     return report, build_graph(report.papers, found, index, {p.id: p.id for p in report.papers})
 
 
+def kg_files_parse_in_rdflib(G):
+    """The graph.ttl and graph.jsonld kg writes (kg.rdf.write, not rdflib's serializer) parse in
+    rdflib, a strict reader of prefixed names, to the graph of its graph.nt."""
+    from kg.rdf.write import rdf_files
+
+    files = rdf_files(G)
+    expected = Graph().parse(data=files["graph.nt"].decode("utf-8"), format="nt")
+    for name, fmt in (("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
+        back = Graph().parse(data=files[name].decode("utf-8"), format=fmt)
+        assert isomorphic(back, expected), name
+    return files
+
+
 def round_trips(G):
     import pyoxigraph
 
+    kg_files_parse_in_rdflib(G)
     g = to_rdf(G)
     for fmt, parse_as in (("turtle", "turtle"), ("nt", "nt"), ("json-ld", "json-ld")):
         back = Graph().parse(data=serialize(g, fmt), format=parse_as)
@@ -67,6 +82,31 @@ def test_markup_and_scripts_stay_text_everywhere(tmp_path, hash_embedder, nlp):
     round_trips(result.graph)
 
 
+HOSTILE_ROWS = [
+    {"abstract": "We study %23 hash#tags, a.b. and (parens) with 'quotes' and caf\u00e9 graph-neural networks. Tokens like foo."
+                 " and -bar and _x_ and 100% accuracy, 3.5 GHz, e.g. a/b c\\d and kg:word\\/\\%23 escapes.",
+     "title": "W\u00f6rds: %20 & <tags> . ", "venue": "N.I.P.S. 2024%"},
+    {"abstract": "Large language models (LLMs) are trained with ~stochastic~ gradient descent; we use *bold* words, x... and"
+                 " trailing dots. C++ and C# and .NET and F* and @home and //slashes and 1st-order methods.", "venue": "ICML."},
+]
+
+
+def test_graph_ttl_and_graph_jsonld_of_hostile_labels_parse_in_rdflib(tmp_path, hash_embedder, nlp):
+    """rdflib reads the Turtle and JSON-LD kg build writes for words and labels full of the
+    characters prefixed names escape (a word ending in '.', '%', '#', '/'), to the graph of graph.nt;
+    no prefixed name in graph.ttl holds an escape."""
+    import re
+
+    f = tmp_path / "hostile.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in HOSTILE_ROWS) + "\n", encoding="utf-8")
+    out = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp, store=False).out
+    expected = Graph().parse(out / "graph.nt", format="nt")
+    for name, fmt in (("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
+        assert isomorphic(Graph().parse(out / name, format=fmt), expected), name
+    terms = re.sub(r'"(?:[^"\\]|\\.)*"', '""', (out / "graph.ttl").read_text(encoding="utf-8"))  # the literals left out
+    assert "<https://example.org/kg/word/" in terms and "\\" not in terms
+
+
 def test_an_abstract_with_no_noun_phrase_is_kept_and_said(tmp_path, hash_embedder, nlp, run_cli):
     f = tmp_path / "a.txt"
     f.write_text("ICML 2026 Papers\n\nIt is what it is, and so it goes.\n\nGraph neural networks pass messages.\n")
@@ -77,13 +117,19 @@ def test_an_abstract_with_no_noun_phrase_is_kept_and_said(tmp_path, hash_embedde
     assert stats["papers"] == 2 and stats["papers_without_concepts"] == 1 and stats["input"]["warnings"] == {"no_concepts": 1}
 
 
-def test_a_one_megabyte_abstract(tmp_path, hash_embedder, nlp):
+def test_an_abstract_at_the_limit_builds_and_a_one_megabyte_one_is_skipped_and_said(tmp_path, hash_embedder, nlp):
+    from kg.text.files import MAX_ABSTRACT_CHARS
+
     sentence = "We study sparse attention for long documents with linear memory in transformer models. "
+    at_limit = (sentence * (MAX_ABSTRACT_CHARS // len(sentence) + 1))[:MAX_ABSTRACT_CHARS].strip()
     f = tmp_path / "big.txt"
-    f.write_text("ICLR 2026 Papers\n\n" + sentence * (1_000_000 // len(sentence) + 1) + "\n")
+    megabyte = (sentence * (1_000_000 // len(sentence) + 1)).strip()
+    f.write_text("ICLR 2026 Papers\n\n" + at_limit + "\n\n" + megabyte + "\n")
     assert f.stat().st_size > 1_000_000
     result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
     assert result.stats["papers"] == 1 and result.stats["paper_concept_edges"] > 0
+    assert result.stats["input"]["skipped"] == {"too_long": 1}
+    assert [str(w).partition(": ")[2].partition(" characters")[0] for w in result.warnings] == [f"paragraph of {len(megabyte):,}"]
 
 
 def test_ten_thousand_one_word_paragraphs(tmp_path, hash_embedder, nlp):
@@ -131,10 +177,11 @@ def test_odd_urls_and_venues_give_valid_iris(tmp_path, hash_embedder, nlp):
         {"abstract": "Code at https://github.com/a/b{c}|d^e`f\\g and http://x.org/\u00e9t\u00e9?q=<1> for graph neural networks.",
          "venue": "ACM SIG<KDD> \"25\" 会议", "title": "T <b>bold</b>"},
         {"abstract": "Diffusion models https://example.org/%zz%20ok generate images.", "venue": " "},
+        {"abstract": "Loopback servers at http://[::1/x and http://[fe80::1 and https://github.com:abc/x serve transformers."},
     ]
     f.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     report, G = graph_of([f], hash_embedder, nlp)
-    assert len(report.papers) == 2
+    assert len(report.papers) == 3
     round_trips(G)
 
 
@@ -201,6 +248,58 @@ def test_an_output_folder_that_cannot_be_one_is_one_line_and_exit_5_before_any_w
     assert taken.read_text() == "not a folder"
 
 
+def test_an_output_folder_whose_path_is_not_utf8_is_refused_before_any_work(run_cli, tmp_path):
+    (tmp_path / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    out = os.path.join(str(tmp_path), os.fsdecode(b"out-\xff"))
+    result = run_cli("build", str(tmp_path / "a.txt"), "--out", out)
+    assert result.code == 5 and result.err == f"error: {tmp_path}/out-\\xff: the folder's path is not valid UTF-8;" \
+        " give --out a folder whose path is\n", result.err
+    assert not os.path.exists(out)
+
+
+def test_an_output_folder_that_is_the_input_folder_is_refused_before_any_work(run_cli, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    result = run_cli("build", str(folder), "--out", str(tmp_path / "." / "in"))
+    assert result.code == 5 and result.err == f"error: {tmp_path / 'in'}: the folder of the inputs; give another --out" \
+        " (a folder of its own, such as outputs/)\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["a.txt"]
+
+
+def test_a_folder_in_the_place_of_an_output_stops_the_build_before_any_output_is_replaced(run_cli, tmp_path, hash_embedder, nlp):
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    out = tmp_path / "out"
+    kg.build([f], out, embedder=hash_embedder, nlp=nlp, store=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    (out / "stats.json").unlink()
+    (out / "stats.json").mkdir()
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n\nDiffusion models generate images.\n")
+    with pytest.raises(OutputError, match=r"out/stats\.json: a folder where kg writes a file; move it away and build again"):
+        kg.build([f], out, embedder=hash_embedder, nlp=nlp, store=False)
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == {name: data for name, data in before.items() if name != "stats.json"}
+
+
+def test_a_manifest_that_cannot_be_written_leaves_a_whole_build_that_the_next_one_redoes(tmp_path, hash_embedder, nlp, monkeypatch):
+    """The manifest is written after the outputs are in place: if it cannot be (a full disk), the
+    build still succeeds, and the next build, with no manifest to trust, builds again."""
+    import kg.pipeline
+
+    f = tmp_path / "a.txt"
+    f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(kg.pipeline, "write_manifest", full)
+    result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
+    assert (result.out / "graph.nt").is_file() and not (result.out / ".cache" / "manifest.json").exists()
+    monkeypatch.undo()
+    assert not kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp).unchanged
+
+
 def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp_path, monkeypatch):
     import sqlite3
 
@@ -238,6 +337,36 @@ def test_a_build_removes_the_store_folders_an_interrupted_build_left(tmp_path, h
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".store")) == []
 
 
+def test_kg_stats_on_a_fifo_a_device_or_a_deep_graph_json_is_one_line(run_cli, tmp_path):
+    os.mkfifo(tmp_path / "graph.json")
+    fifo = run_cli("stats", "--graph", str(tmp_path / "graph.json"))
+    assert fifo.code == 2 and fifo.err.endswith("graph.json: a named pipe (FIFO), not a regular file;"
+                                                " give kg a graph.json written by kg build\n"), fifo.err
+    (tmp_path / "dev").mkdir()
+    os.symlink("/dev/zero", tmp_path / "dev" / "graph.json")
+    zero = run_cli("stats", "--graph", str(tmp_path / "dev"))
+    assert zero.code == 2 and "graph.json: a character device, not a regular file" in zero.err and zero.err.count("\n") == 1
+    for content in (b"[" * 100_000 + b"]" * 100_000, b'{"nodes": [], "links": [], "x": ' + b"9" * 5000 + b"}"):
+        (tmp_path / "deep.json").write_bytes(content)
+        deep = run_cli("stats", "--graph", str(tmp_path / "deep.json"))
+        assert deep.code == 2 and "not a graph.json written by kg build" in deep.err and deep.err.count("\n") == 1, deep.err
+
+
+def test_kg_query_of_a_graph_that_is_a_fifo_or_a_device_is_one_line_naming_it(run_cli, tmp_path):
+    os.mkfifo(tmp_path / "graph.ttl")
+    os.symlink("/dev/zero", tmp_path / "zero.nt")
+    for name, kind in (("graph.ttl", "a named pipe (FIFO)"), ("zero.nt", "a character device")):
+        result = run_cli("query", "top-concepts", "--graph", str(tmp_path / name))
+        assert result.code == 2 and result.err == f"error: {tmp_path / name}: {kind}, not a regular file;" \
+            " pass --graph a graph file kg build wrote\n", result.err
+
+
+def test_kg_query_of_a_query_file_that_is_not_utf8_is_one_line(run_cli, tmp_path):
+    (tmp_path / "q.rq").write_bytes(b"SELECT * WHERE { ?s ?p \xff }")
+    result = run_cli("query", str(tmp_path / "q.rq"), "--graph", str(tmp_path / "g.ttl"))
+    assert result.code == 4 and result.err.endswith("q.rq: not UTF-8 (invalid start byte at byte 23); save the query as UTF-8\n")
+
+
 @pytest.mark.parametrize("content, problem", [
     (b"[1, 2, 3]", "a JSON list, not an object"),
     (b"\x89PNG\r\n\x1a\n\x00\x00", "not a graph.json written by kg build"),
@@ -271,3 +400,126 @@ def test_an_interrupt_after_the_build_wrote_its_outputs_says_they_are_written(ru
     monkeypatch.setattr(kg, "build", lambda *a, **k: Done())
     result = run_cli("build", str(tmp_path), "--out", str(tmp_path / "out"))
     assert result.code == 130 and result.err.endswith(f"interrupted; the new outputs are all in {tmp_path / 'out'}/\n")
+
+
+_HELD_BUILD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+import kg, kg.rdf.write
+from conftest import HashEmbedder
+
+real = kg.rdf.write.write_rdf
+def held(G, open_output, *, base=None, written=None):
+    def and_wait(name):
+        if written is not None:
+            written(name)
+        if name == "graph.nt":  # its temporary files are in the folder: wait until told to go on
+            Path({staged!r}).touch()
+            while not Path({go!r}).exists():
+                time.sleep(0.05)
+    real(G, open_output, base=base, written=and_wait)
+kg.rdf.write.write_rdf = held
+kg.build([{source!r}], {out!r}, embedder=HashEmbedder())
+"""
+
+
+def test_a_second_build_into_a_folder_being_built_refuses_at_once_and_the_first_wins(tmp_path, run_cli):
+    """Two builds into one --out: while the first has its temporary files in the folder, the
+    second one refuses with one line (the folder is locked), and the first completes whole."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    second.write_text("ICML 2026\n\nDiffusion models generate images from noise.\n")
+    out, staged, go = tmp_path / "out", tmp_path / "staged", tmp_path / "go"
+    script = _HELD_BUILD.format(tests=str(tests), staged=str(staged), go=str(go), source=str(first), out=str(out))
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=os.environ | {"PYTHONPATH": str(tests.parent)})
+    try:
+        deadline = time.monotonic() + 120
+        while not staged.exists() and holder.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert staged.exists(), holder.communicate()[1]
+        refused = run_cli("build", str(second), "--out", str(out), "-q")
+    finally:
+        go.touch()
+        _, err = holder.communicate(timeout=120)
+    assert holder.returncode == 0, err
+    assert refused.code == 5 and refused.err.count("\n") == 1, refused.err
+    assert refused.err == f"error: {out}: another kg build is writing into it; wait for it to end, or build into another --out\n"
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["input"]["files"] == [first.name] or stats["input"]["files"][0].endswith("first.txt")
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_no_absolute_path_of_an_input_goes_into_the_outputs(tmp_path, hash_embedder, nlp, monkeypatch):
+    """An input outside the working directory is recorded by its path from the folder or file
+    named (its folder's name first), never by its absolute path; the names (and so the manifest
+    key) are the same from any other working directory outside it."""
+    data = tmp_path / "private" / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "sub" / "a.txt").write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    alone = tmp_path / "private" / "b.jsonl"
+    alone.write_text(json.dumps({"abstract": "Diffusion models generate images from noise."}) + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = kg.build([data, alone], tmp_path / "out", embedder=hash_embedder, nlp=nlp, store=False)
+    assert result.stats["input"]["files"] == ["data/sub/a.txt", "b.jsonl"]
+    sources = {str(o) for o in Graph().parse(result.out / "graph.nt", format="nt").objects(None, __import__("rdflib").URIRef(
+        "https://example.org/kg/vocab#source"))}
+    assert sources == {"data/sub/a.txt#paragraph=2", "b.jsonl#row=1"}, sources
+    for name in ("graph.nt", "graph.ttl", "graph.jsonld", "keyphrases.jsonl", "graph.json", "stats.json", "graph.html"):
+        assert str(tmp_path) not in (result.out / name).read_text(encoding="utf-8"), name
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    assert kg.build([data, alone], tmp_path / "out", embedder=hash_embedder, nlp=nlp, store=False).unchanged
+    monkeypatch.chdir(tmp_path / "private")  # under the working directory: relative to it
+    inside = kg.build([data, alone], tmp_path / "out2", embedder=hash_embedder, nlp=nlp, store=False)
+    assert inside.stats["input"]["files"] == ["data/sub/a.txt", "b.jsonl"]
+
+
+def test_line_and_paragraph_separators_in_an_abstract_survive_every_rdf_file(tmp_path, hash_embedder, nlp):
+    """U+2028, U+2029 and U+0085 are line breaks to str.splitlines, not to JSON Lines or N-Triples:
+    an abstract holding them is one row and round-trips through every RDF file, and kg's sorted
+    N-Triples of an rdflib graph (which writes them as they are) keep them inside their literal."""
+    import rdflib
+
+    text = "Graph neural networks\u2028pass messages\u2029along edges\x85of molecules."
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"abstract": text, "title": "Line\u2028separated"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    report, G = graph_of([f], hash_embedder, nlp)
+    assert len(report.papers) == 1 and report.warnings == ()
+    round_trips(G)
+    g = Graph()
+    g.add((rdflib.URIRef("http://x/s"), rdflib.URIRef("http://x/p"), rdflib.Literal(text)))
+    assert isomorphic(Graph().parse(data=serialize(g, "nt"), format="nt"), g)
+
+
+_BASE_CHARS = st.sampled_from(list("abcxyz019-._~!$&'()*+,;=:@") + ["%20", "%C3%A9", "é", "中", "x/y"])
+
+
+@given(st.lists(_BASE_CHARS, min_size=0, max_size=8).map("".join), st.sampled_from(["/", "#", "/x#", "?q=1/"]))
+@settings(max_examples=40, deadline=None)
+def test_any_base_iri_kg_takes_gives_turtle_and_json_ld_that_rdflib_reads(path, end):
+    """Under any base IRI check_base accepts (so any kg: namespace), the prefixed names of
+    graph.ttl and the compact IRIs of graph.jsonld read back in rdflib as graph.nt says."""
+    from fixture_graph import fixture_graph
+
+    from kg.errors import KGError
+    from kg.rdf.vocabulary import check_base
+
+    base = f"https://example.org/{path}{end}"
+    try:
+        check_base(base)
+    except KGError:
+        return  # refused at the start of a build
+    G = fixture_graph()
+    G.graph["base_iri"] = base
+    kg_files_parse_in_rdflib(G)

@@ -56,8 +56,10 @@ class PairScores:
 
 def read_pairs(path: str | Path) -> list[ConceptPair]:
     """The pairs of a TSV file (``#`` comment lines, then a header ``a b same source note defines``)."""
+    from kg.text.files import split_lines
+
     path = Path(path)
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    lines = [line for line in split_lines(path.read_text(encoding="utf-8")) if line and not line.startswith("#")]
     pairs = []
     for n, row in enumerate(csv.DictReader(lines, delimiter="\t"), start=2):
         try:

@@ -93,7 +93,16 @@ def _text_field(row: dict, name: str, where: str) -> str:
         return ""
     if not isinstance(value, str):
         raise InputError(f"{where}: '{name}' must be a string or null, not {type(value).__name__}")
-    return " ".join(value.split())
+    return " ".join(_no_surrogate(value, name, where).split())
+
+
+def _no_surrogate(value: str, name: str, where: str) -> str:
+    """*value*, unless it holds an unpaired surrogate (a JSON escape such as ``\\ud800``, no character)."""
+    from kg.text.files import replace_surrogates
+
+    if replace_surrogates(value)[1]:
+        raise InputError(f"{where}: '{name}' holds an escaped unpaired surrogate (such as \\ud800), which is no character")
+    return value
 
 
 def _keyphrases(value: Any, name: str, where: str) -> tuple[str, ...]:
@@ -109,7 +118,7 @@ def _keyphrases(value: Any, name: str, where: str) -> tuple[str, ...]:
     for i, item in enumerate(items, start=1):
         if not isinstance(item, str):
             raise InputError(f"{where}: '{name}' item {i} is {type(item).__name__}, not a string")
-        phrase = " ".join(item.split())
+        phrase = " ".join(_no_surrogate(item, name, where).split())
         if phrase:
             out.append(phrase)
     return tuple(out)
@@ -123,17 +132,18 @@ def read_gold(path: str | Path, field: str | None = None) -> list[GoldDoc]:
     of strings or one ``'; '``-separated string. Blank lines are skipped. Raises `InputError`
     naming the file and row (1-based line number) of anything else.
     """
+    from kg.text.files import read_input, split_lines
+
     path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a .jsonl file of gold documents")
+    raw = read_input(path, str(path), expected="a .jsonl file of gold documents")  # a regular file, once
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except FileNotFoundError as e:
-        raise InputError(f"{path}: no such file") from e
-    except IsADirectoryError as e:
-        raise InputError(f"{path}: is a folder; give a .jsonl file of gold documents") from e
+        lines = split_lines(raw.data.decode("utf-8-sig"))  # at line ends only, not at a U+2028 in a string
     except UnicodeDecodeError as e:
         raise InputError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from e
-    except OSError as e:
-        raise InputError(f"{path}: cannot be read ({e.strerror})") from e
     docs: list[GoldDoc] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -143,6 +153,10 @@ def read_gold(path: str | Path, field: str | None = None) -> list[GoldDoc]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
+        except RecursionError as e:
+            raise InputError(f"{where}: JSON nested too deep to read") from e
+        except ValueError as e:  # a number too long for Python to make
+            raise InputError(f"{where}: not valid JSON ({e})") from e
         if not isinstance(row, dict):
             raise InputError(f"{where}: expected a JSON object, got {type(row).__name__}")
         name = field or next((f for f in KEYPHRASE_FIELDS if f in row), None)

@@ -30,6 +30,21 @@ def document_key(fingerprint: str, document: str) -> str:
     return hashlib.sha256(f"{fingerprint}\x00{document}".encode("utf-8")).hexdigest()
 
 
+def _decode_row(value: object) -> tuple[tuple[Keyphrase, ...], tuple[tuple[str, str], ...]] | None:
+    """The keyphrases and definitions of a cache row as `put_many` writes it, or None for a row
+    that is not one (damaged on disk, written by something else): a cache miss, never an error."""
+    try:
+        data = json.loads(value)
+        keyphrases = tuple(Keyphrase(p, s, r) for p, s, r in data["k"])
+        definitions = tuple((a, b) for a, b in data["d"])
+    except (TypeError, ValueError, KeyError, RecursionError):  # not JSON, not the shape, nested too deep
+        return None
+    if not all(type(k.phrase) is str and type(k.score) in (int, float) and type(k.rank) is int for k in keyphrases) \
+            or not all(type(a) is str and type(b) is str for a, b in definitions):
+        return None
+    return keyphrases, definitions
+
+
 class ExtractionCache:
     """Extraction results by document key, in ``<folder>/extractions.sqlite``."""
 
@@ -68,11 +83,9 @@ class ExtractionCache:
             chunk = list(keys[start : start + 500])
             marks = ",".join("?" * len(chunk))
             for key, value in self._db.execute(f"SELECT key, value FROM extraction WHERE key IN ({marks})", chunk):
-                data = json.loads(value)
-                found[key] = (
-                    tuple(Keyphrase(p, s, r) for p, s, r in data["k"]),
-                    tuple((a, b) for a, b in data["d"]),
-                )
+                row = _decode_row(value)
+                if row is not None:  # else a miss: extracted again, and the row replaced
+                    found[key] = row
         return found
 
     def put_many(self, items: Iterable[tuple[str, PaperKeyphrases]]) -> None:

@@ -56,8 +56,14 @@ class Settings:
     precision: str = "int8"
 
     def __post_init__(self) -> None:
+        from kg.errors import KGError
+
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
+        if isinstance(self.top_n, bool) or not isinstance(self.top_n, int) or self.top_n < 1:
+            raise KGError(f"top-n {self.top_n!r}: give a whole number of keyphrases per paper, at least 1")
+        if isinstance(self.diversity, bool) or not isinstance(self.diversity, (int, float)) or not 0 <= self.diversity <= 1:
+            raise KGError(f"diversity {self.diversity!r}: give a number from 0 (none) to 1 (most)")  # NaN too
 
     def fingerprint(self, model: str) -> str:
         """Changes whenever the results could: model, pipeline, settings or extractor version."""

@@ -49,17 +49,18 @@ def load_graph(path: str | Path) -> nx.Graph:
     """The graph from a node-link ``graph.json`` written by `kg build`."""
     from kg.errors import InputError
 
+    from kg.text.files import read_input
+
     path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json")
+    if path.is_dir():
+        raise InputError(f"{path}: a folder, not a graph.json")
+    raw = read_input(path, str(path), expected="a graph.json written by kg build", text=False)  # a regular file, once
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json") from e
-    except IsADirectoryError as e:
-        raise InputError(f"{path}: a folder, not a graph.json") from e
-    except OSError as e:
-        raise InputError(f"{path}: cannot be read ({e.strerror or e})") from e
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InputError(f"{path}: not a graph.json written by kg build ({e})") from e
+        data = json.loads(raw.data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # not JSON, a number too long, nested too deep
+        raise InputError(f"{path}: not a graph.json written by kg build ({str(e) or type(e).__name__})") from e
     problem = _not_node_link(data)
     if problem:
         raise InputError(f"{path}: not a graph.json written by kg build ({problem})")

@@ -44,7 +44,8 @@ def validate_graph(graph: str | Path = "outputs") -> Validation:
     try:
         data.parse(path, format=_FORMATS[path.suffix])
     except Exception as e:  # rdflib raises many kinds for a file it cannot read
-        raise InputError(f"{path}: cannot be read as RDF ({e.__class__.__name__}: {str(e).splitlines()[0][:200]})") from e
+        said = (str(e).splitlines() or [""])[0][:200]  # an error may have no message (KeyError())
+        raise InputError(f"{path}: cannot be read as RDF ({e.__class__.__name__}: {said})") from e
     shapes = Graph().parse(shapes_file(), format="turtle")
     conforms, results, text = validate(data, shacl_graph=shapes, advanced=True)
     sh = Namespace("http://www.w3.org/ns/shacl#")

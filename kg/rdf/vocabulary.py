@@ -52,10 +52,25 @@ class KGV(DefinedNamespace):
 
 
 def check_base(base: str) -> str:
-    """An absolute http(s) base IRI ending in ``/`` or ``#``."""
-    parts = urlsplit(base)
-    if parts.scheme not in ("http", "https") or not parts.netloc or not base.endswith(("/", "#")) or any(c in base for c in ' <>"{}|\\^`'):
-        raise KGError(f"base IRI {base!r} is not an absolute http(s) IRI ending in '/' or '#'; give one such as {DEFAULT_BASE}")
+    """An absolute http(s) base IRI ending in ``/`` or ``#``, which every IRI kg makes from it
+    extends into a valid IRI (RFC 3987, as Oxigraph checks it: ``%`` starts two hex digits)."""
+    import pyoxigraph as ox
+
+    why = None
+    try:
+        parts = urlsplit(base)
+        _ = parts.port  # ValueError: a port that is not a number
+        ox.NamedNode(base + "concept/x")
+    except ValueError as e:  # urlsplit: a broken [IPv6] host, a bad port; Oxigraph: not an IRI
+        why = str(e).splitlines()[0] if str(e) else "not an IRI"
+    else:
+        if parts.scheme not in ("http", "https") or not parts.hostname or any(c in base for c in ' <>"{}|\\^`'):
+            why = "not an absolute http(s) IRI"
+        elif not base.endswith(("/", "#")):
+            why = "does not end in '/' or '#'"
+    if why is not None:
+        raise KGError(f"base IRI {base!r} is not an absolute http(s) IRI ending in '/' or '#' ({why});"
+                      f" give one such as {DEFAULT_BASE}")
     return base
 
 
@@ -66,18 +81,21 @@ def _iri(url: str):
     import pyoxigraph as ox
 
     url = re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", url)  # a stray % is a literal percent sign
-    parts = urlsplit(url)
     safe = "/:@!$&'()*+,;=%~-._"
-    iri = urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
-                      quote(parts.fragment, safe=safe + "?")))
     try:
+        parts = urlsplit(url)  # ValueError: a broken [IPv6] host
+        iri = urlunsplit((parts.scheme, parts.netloc, quote(parts.path, safe=safe), quote(parts.query, safe=safe + "?"),
+                          quote(parts.fragment, safe=safe + "?")))
         return ox.NamedNode(iri)  # the strict RFC 3987 check
     except ValueError:
         return ox.Literal(url, datatype=ox.NamedNode(str(XSD.anyURI)))
 
 
 def _is_code(url: str) -> bool:
-    host = urlsplit(url).netloc.lower().removeprefix("www.")
+    try:
+        host = urlsplit(url).netloc.lower().removeprefix("www.")
+    except ValueError:  # a broken [IPv6] host: no code host
+        return False
     return host in CODE_HOSTS
 
 

@@ -145,16 +145,37 @@ def _turtle_forms(terms: _Terms, names: dict[str, str]) -> tuple[dict[str, str],
     if not all(line.startswith("@prefix ") for line in lines) or len(pieces) != len(asked) \
             or not body.startswith("<urn:kg:s> <urn:kg:p0> "):
         raise KGError("unexpected Turtle from pyoxigraph: not the @prefix lines and then one term a line")
-    return dict(zip(asked, pieces)), "".join(line + "\n" for line in sorted(lines)) + "\n"
+    forms = {key: _plain(form, key, terms) for key, form in zip(asked, pieces)}
+    return forms, "".join(line + "\n" for line in sorted(lines)) + "\n"
+
+
+# A prefixed name every Turtle reader takes (rdflib, Jena, Raptor, Turtle 1.0 and 1.1): ASCII
+# letters, digits, '_' and '-', no escapes, no '.' (rdflib fails at a local name ending in
+# an escaped '.', older readers at any escape, Turtle 1.0 at a leading digit).
+_PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:(?:[A-Za-z_][A-Za-z0-9_-]*)?")
+
+
+def _plain(form: str, key: str, terms: _Terms) -> str:
+    """Oxigraph's Turtle *form* of the term *key* (its N-Triples text), with a prefixed name
+    that is not `_PLAIN_NAME` written as the full IRI instead (``kg:word\\/c\\.`` is
+    ``<https://example.org/kg/word/c.>``): the IRI of an IRI, the datatype of a typed literal."""
+    if key.startswith("<"):
+        return form if form.startswith("<") or _PLAIN_NAME.fullmatch(form) else key
+    lexical, marks, datatype = form.rpartition("^^")
+    if not marks or datatype.startswith("<") or _PLAIN_NAME.fullmatch(datatype):
+        return form  # a plain datatype, or a literal Oxigraph writes bare (1, true, 1.5)
+    return f"{lexical}^^<{terms.literals[key][2]}>"
 
 
 def _turtle_predicate(p, names: dict[str, str]) -> str:
-    """The Turtle text Oxigraph writes for the predicate *p* (an Oxigraph ``NamedNode``)."""
+    """The Turtle text Oxigraph writes for the predicate *p* (an Oxigraph ``NamedNode``), as a
+    full IRI where its prefixed name is not a `_PLAIN_NAME`."""
     import pyoxigraph as ox
 
     out = ox.serialize([ox.Triple(ox.NamedNode("urn:kg:s"), p, ox.NamedNode("urn:kg:o"))], format=ox.RdfFormat.TURTLE, prefixes=names)
     line = out.decode("utf-8").split("\n")[len(names)]
-    return line.removeprefix("<urn:kg:s> ").removesuffix(" <urn:kg:o> .")
+    form = line.removeprefix("<urn:kg:s> ").removesuffix(" <urn:kg:o> .")
+    return form if form == "a" or form.startswith("<") or _PLAIN_NAME.fullmatch(form) else f"<{p.value}>"
 
 
 def _jsonld(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> None:
@@ -237,19 +258,25 @@ def _compactor(names: dict[str, str]) -> Callable[[str], str]:
         if found is None:
             return iri
         if found.end() < len(iri):
-            return f"{prefix_of[found.group()]}:{iri[found.end():]}"
+            return _compact_iri(prefix_of[found.group()], iri[found.end():], iri)
         for prefix, ns in by_length:  # the IRI of a namespace itself
             if iri.startswith(ns) and len(iri) > len(ns):
-                return f"{prefix}:{iri[len(ns):]}"
+                return _compact_iri(prefix, iri[len(ns):], iri)
         return iri
 
     return compact
 
 
+def _compact_iri(prefix: str, suffix: str, iri: str) -> str:
+    """``prefix:suffix``, unless a JSON-LD reader would take it for an absolute IRI (a suffix
+    that starts with ``//``, JSON-LD 1.1's rule): then *iri* as it is."""
+    return iri if suffix.startswith("//") else f"{prefix}:{suffix}"
+
+
 def serialize(g: Graph, fmt: str) -> str:
     """Text of *g* in an rdflib format, stable from run to run (N-Triples lines sorted)."""
     if fmt in ("nt", "ntriples", "nt11"):
-        lines = sorted(set(g.serialize(format="nt").splitlines()) - {""})
+        lines = sorted(set(g.serialize(format="nt").split("\n")) - {""})  # a literal may hold U+2028 as it is
         return "\n".join(lines) + "\n"
     if fmt == "json-ld":
         context = {prefix: str(uri) for prefix, uri in g.namespaces()}

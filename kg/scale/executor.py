@@ -19,7 +19,9 @@ each one (`kg.pipeline` writes it to the extraction cache at once).
 
 from __future__ import annotations
 
+import functools
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,7 @@ __all__ = [
     "Executor",
     "ExecutorSpec",
     "ModelProcess",
+    "dies_with_parent",
     "extract_partition",
     "open_executor",
     "parse_executor",
@@ -48,6 +51,7 @@ __all__ = [
 DEFAULT_PARTITION_SIZE = 256
 DEFAULT_SCHEDULER_PORT = 8786
 CONNECT_TIMEOUT = 10  # seconds to wait for a dask:// scheduler to answer
+MAX_LOCAL_WORKERS = 1024  # worker processes kg starts on this machine (each loads the model: ~0.5-1.4 GiB)
 SPEC_FORMS = "local, dask-local[:N] or dask://HOST:PORT"
 
 
@@ -103,8 +107,9 @@ def _parse(text: str) -> ExecutorSpec:
         return ExecutorSpec("dask-local", workers=_cores())
     if text.startswith("dask-local:"):
         n = text.partition(":")[2]
-        if not n.isdigit() or int(n) < 1:
-            raise ExecutorError(f"executor {text!r}: the number of workers must be a whole number of at least 1 (dask-local:2)")
+        if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_LOCAL_WORKERS:  # not '²', not 10**30
+            raise ExecutorError(f"executor {text!r}: the number of workers must be a whole number from 1 to"
+                                f" {MAX_LOCAL_WORKERS} (dask-local:2)")
         return ExecutorSpec("dask-local", workers=int(n))
     if text.startswith("dask://"):
         try:
@@ -303,6 +308,39 @@ def kg_program(function: str, *args: str) -> list[str]:
     return [sys.executable, "-c", f"import sys; from {module} import {name}; sys.exit({name}(sys.argv[1:]))", *args]
 
 
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+@functools.cache
+def _prctl():
+    """libc's ``prctl`` on Linux (looked up once, in the parent: nothing is looked up after a fork), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def dies_with_parent() -> Callable[[], None]:
+    """What a child process runs first (``preexec_fn``, or first thing after a fork) so that it
+    dies with this process however this one ends, SIGKILL included: ``PR_SET_PDEATHSIG`` on
+    Linux, and an exit if this process is already gone. The kernel sends the signal when the
+    *thread* that started the child ends, so start it from one that lives as long as the child
+    should. Elsewhere only the check is made. Takes no lock (safe between fork and exec)."""
+    parent, prctl = os.getpid(), _prctl()
+
+    def setup() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl
+            os._exit(1)
+
+    return setup
+
+
 def _embed_texts(texts: list[str], *, precision: str):
     return _packaged_embedder(precision).embed(texts)
 
@@ -338,6 +376,7 @@ class ModelProcess:
             proc = subprocess.Popen(
                 kg_program("kg.scale.executor:_model_process_main", str(down[0]), str(up[1]), precision),
                 pass_fds=(down[0], up[1]), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=same_kg_env(),
+                preexec_fn=dies_with_parent(),  # it holds nothing to save: a killed build leaves no model running
             )
         except OSError:  # no process left: the caller runs the model itself
             for fd in (*down, *up):

@@ -109,7 +109,7 @@ class Server:
     def __init__(self, graph_dir: Path, host: str, port: int, timeout: float, *, log: Log = _quiet,
                  access_log: Log = _quiet, concurrency: int | None = None, max_memory: int | None = None,
                  allow_service: Collection[str] = ()) -> None:
-        if timeout <= 0:
+        if not 0 < timeout < float("inf"):  # NaN too
             raise KGError(f"--timeout must be positive, not {timeout}")
         self.graph_dir, self.host, self.timeout = _build_folder(Path(graph_dir)), host, float(timeout)
         self.log, self.access_log = log, access_log

@@ -7,14 +7,13 @@ Started on a free loopback port, with ``PR_SET_PDEATHSIG`` (it dies with kg) and
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import http.client
+import math
 import os
 import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -22,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kg.errors import InputError, KGError
+from kg.scale.executor import dies_with_parent
 from kg.sparql.store import Log, _quiet
 
 _WORKER_START = 30.0  # seconds Oxigraph may take to open the store
@@ -41,23 +41,15 @@ def _free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-_PR_SET_PDEATHSIG = 1
-try:
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
-except (OSError, AttributeError):
-    _prctl = None
-
-
-def _child_setup(parent: int, max_memory: int | None = None) -> Callable[[], None]:
-    """What runs in the worker between fork and exec: die with kg (``PR_SET_PDEATHSIG``), and
+def _child_setup(max_memory: int | None = None) -> Callable[[], None]:
+    """What runs in the worker between fork and exec: die with kg (`dies_with_parent`), and
     a cap on its heap (``RLIMIT_DATA``: an allocation past it fails, and Oxigraph aborts)."""
     import resource
 
+    die = dies_with_parent()
+
     def setup() -> None:  # nothing that takes a lock
-        if _prctl is not None:
-            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl
-            os._exit(1)
+        die()
         if max_memory:
             resource.setrlimit(resource.RLIMIT_DATA, (max_memory, max_memory))
     return setup
@@ -81,7 +73,10 @@ def parse_size(text: str) -> int:
     if not m:
         raise InputError(f"--max-memory {text!r}: give a size such as 4G, 512M or 0 (no limit)")
     scale = 1024 ** " KMGT".index((m.group(2) or " ").upper())
-    return int(float(m.group(1)) * scale)
+    size = float(m.group(1)) * scale
+    if not math.isfinite(size) or size >= 1 << 62:  # 1e400 is inf, and no machine has 4 EiB
+        raise InputError(f"--max-memory {text!r}: give a size such as 4G, 512M or 0 (no limit)")
+    return int(size)
 
 
 def format_size(n: int) -> str:
@@ -248,7 +243,7 @@ class _Worker:
             try:
                 proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                         start_new_session=True, close_fds=True,
-                                        preexec_fn=_child_setup(os.getpid(), self.max_memory))
+                                        preexec_fn=_child_setup(self.max_memory))
             except OSError as e:
                 raise KGError(f"cannot run {self.exe} ({e.strerror or e})") from e
             self._stderr.clear()

@@ -42,11 +42,26 @@ def queries_dir() -> Path:
     return data_dir("queries")
 
 
+def query_text(path: Path) -> str:
+    """The text of the query file *path*: a regular file of UTF-8 (`QueryError` otherwise)."""
+    from kg.errors import InputError
+    from kg.text.files import read_input
+
+    try:
+        return read_input(path, str(path), expected="a .rq file of SPARQL").data.decode("utf-8")
+    except InputError as e:
+        raise QueryError(str(e)) from e
+    except UnicodeDecodeError as e:
+        raise QueryError(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save the query as UTF-8") from e
+
+
 def read_query(path: Path) -> CannedQuery:
     """*path* with what its header comment says."""
-    text = path.read_text(encoding="utf-8")
+    from kg.text.files import split_lines
+
+    text = query_text(path)
     header = []
-    for line in text.splitlines():
+    for line in split_lines(text):  # SPARQL comments end at a line end, not at U+2028 (str.splitlines)
         if not line.startswith("#"):
             break
         header.append(line[1:].removeprefix(" "))

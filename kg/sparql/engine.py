@@ -46,11 +46,15 @@ def persistent_store(graph: str | Path):
     folder = path if path.is_dir() else path.parent
     if not path.is_dir() and path.suffix.lower() not in (".ttl", ".nt", ".jsonld"):
         return None
+    from kg.text.files import read_json
+
     nt, store = folder / "graph.nt", folder / STORE
+    recorded = read_json(store / _SOURCE)
     try:
-        recorded = json.loads((store / _SOURCE).read_text(encoding="utf-8"))
         st = nt.stat()
-    except (OSError, ValueError):
+    except OSError:
+        return None
+    if not isinstance(recorded, dict):
         return None
     if recorded.get("size") != st.st_size or recorded.get("mtime_ns") != st.st_mtime_ns:
         return None
@@ -74,6 +78,11 @@ def load_store(graph: str | Path):
     if path.is_dir():
         path = path / "graph.ttl"
     if not path.is_file():
+        from kg.text.files import file_kind
+
+        why = file_kind(path) if path.exists() or path.is_symlink() else None
+        if why is not None:  # a FIFO, a device, a link loop: never opened
+            raise InputError(f"{path}: {why}, not a regular file; pass --graph a graph file kg build wrote")
         raise InputError(f"{path}: no such graph file; run `kg build` first or pass --graph")
     fmt = RDF_FORMATS.get(path.suffix.lower())
     if fmt is None:
@@ -146,8 +155,10 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
 
 
 def _table(variables: Sequence[str], rows: Sequence[Sequence[str | None]], width: int = 60) -> str:
-    def cell(x: str | None) -> str:
-        text = "" if x is None else " ".join(x.split())
+    from kg.text.files import printable
+
+    def cell(x: str | None) -> str:  # for a terminal: no control character (an escape sequence) as it is
+        text = "" if x is None else printable(" ".join(x.split()))
         return text if len(text) <= width else text[: width - 1] + "…"
 
     cells = [[cell(x) for x in row] for row in rows]

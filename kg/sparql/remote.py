@@ -58,6 +58,7 @@ GSP_BATCH_BYTES = 32 * 1024 * 1024
 # SPARQL Update bodies stay under 1 MB, a limit servers set (older Oxigraph releases refuse larger ones).
 UPDATE_BATCH_BYTES = 1_000_000 - 4096
 _MESSAGE_CHARS = 300
+MAX_ANSWER_BYTES = 1 << 30  # an answer read into memory: a CONSTRUCT of a 10,000-paper graph is ~400 MB
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _IRI = re.compile(r'[a-zA-Z][a-zA-Z0-9+.-]*:[^<>"{}|^`\\\x00-\x20]*')
 _BNODE = re.compile(rb"^_:|\s_:\S+\s*\.\s*$")
@@ -88,8 +89,12 @@ class PublishReport:
 
 
 def _check_url(url: str, option: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 0) >= 0
+    except ValueError:  # a broken [IPv6] host, a port that is not a number
+        ok = False
+    if not ok:
         raise InputError(f"{option} {shown(url)!r}: give an http(s) URL, for example http://127.0.0.1:7878/store")
     return url
 
@@ -138,7 +143,10 @@ def _check_graph_iri(iri: str) -> str:
 
 def shown(url: str) -> str:
     """*url* without the password of its userinfo, for messages."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # no URL at all: shown as given, up to any userinfo
+        return url.rpartition("@")[2] if "@" in url else url
     if parts.password is None:
         return url
     host = parts.netloc.rpartition("@")[2]
@@ -160,9 +168,10 @@ def _credentials(url: str, auth: tuple[str, str] | None) -> tuple[str, tuple[str
 class _Failure(Exception):
     """An HTTP request that failed: *answered* is False when the server gave no HTTP answer."""
 
-    def __init__(self, message: str, *, answered: bool) -> None:
+    def __init__(self, message: str, *, answered: bool, verb: str | None = None) -> None:
         super().__init__(message)
         self.answered = answered
+        self.verb = verb or ("refused the query" if answered else "did not answer")  # in kg query's message
 
 
 def _server_message(body: bytes, ctype: str) -> str:
@@ -199,22 +208,41 @@ def _post(url: str, body: bytes, headers: Mapping[str, str], *, auth, timeout: f
     import httpx
 
     target, credentials = _credentials(url, auth)
+    deadline = time.monotonic() + timeout
     try:
-        response = _client().post(target, content=body, headers=headers, timeout=timeout,
-                                  auth=httpx.BasicAuth(*credentials) if credentials else None)
-    except httpx.TimeoutException as e:
-        raise _Failure(f"no answer within {timeout:g} s", answered=False) from e
+        with _client().stream("POST", target, content=body, headers=headers, timeout=timeout,
+                              auth=httpx.BasicAuth(*credentials) if credentials else None) as response:
+            ctype = response.headers.get("Content-Type", "")
+            if response.status_code >= 300:
+                detail = _server_message(_read_answer(response, deadline, 8192), ctype)
+                where = f"; it redirects to {response.headers.get('Location')}" if response.is_redirect else ""
+                raise _Failure(f"{response.status_code} {response.reason_phrase}{where}" + (f": {detail}" if detail else ""),
+                               answered=True)
+            return _read_answer(response, deadline), ctype
+    except (httpx.TimeoutException, TimeoutError) as e:
+        raise _Failure(f"no whole answer within {timeout:g} s", answered=False) from e
     except httpx.ConnectError as e:
         raise _Failure(f"cannot connect ({_reason(e)})", answered=False) from e
     except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as e:  # a dropped connection, a malformed answer
         raise _Failure(f"the connection failed ({_reason(e)})", answered=False) from e
-    ctype = response.headers.get("Content-Type", "")
-    if response.status_code >= 300:
-        detail = _server_message(response.content[:8192], ctype)
-        where = f"; it redirects to {response.headers.get('Location')}" if response.is_redirect else ""
-        raise _Failure(f"{response.status_code} {response.reason_phrase}{where}" + (f": {detail}" if detail else ""),
-                       answered=True)
-    return response.content, ctype
+
+
+def _read_answer(response, deadline: float, keep: int | None = None) -> bytes:
+    """The body of the streamed *response*, piece by piece: whole within the request's deadline (a
+    server that sends a byte now and then would reset a timeout per read for ever) and at most
+    `MAX_ANSWER_BYTES`; with *keep*, only its first *keep* bytes (an error's message)."""
+    pieces, size = [], 0
+    for piece in response.iter_bytes():
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        size += len(piece)
+        pieces.append(piece)
+        if keep is not None and size >= keep:
+            break
+        if size > MAX_ANSWER_BYTES:
+            raise _Failure(f"its answer is over {MAX_ANSWER_BYTES >> 20} MiB; ask for less (a LIMIT)", answered=True,
+                           verb="answered with too much")
+    return b"".join(pieces)[:keep] if keep is not None else b"".join(pieces)
 
 
 # --------------------------------------------------------------------------------------------
@@ -436,14 +464,13 @@ def query_endpoint(
     try:
         body, ctype = _post(target, text.encode("utf-8"), headers, auth=auth, timeout=timeout)
     except _Failure as e:
-        verb = "refused the query" if e.answered else "did not answer"
-        raise QueryError(f"{shown(url)} {verb}: {e}") from e
+        raise QueryError(f"{shown(url)} {e.verb}: {e}") from e
     media = ctype.split(";")[0].strip().lower()
     try:
         if media in ("application/sparql-results+json", "application/json"):
             return _json_result(json.loads(body))
         result = _rdf_result(body, media)
-    except (ValueError, SyntaxError, KeyError, TypeError, AttributeError) as e:
+    except (ValueError, SyntaxError, KeyError, TypeError, AttributeError, RecursionError) as e:
         raise QueryError(f"{shown(url)} answered with a malformed {media or 'untyped'} document ({e})") from e
     if result is None:
         raise QueryError(f"{shown(url)} answered with {media or 'no content type'}, not SPARQL JSON results or RDF; "

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import InputError, KGError, OutputError
-from kg.scale.executor import kg_program, same_kg_env
+from kg.scale.executor import dies_with_parent, kg_program, same_kg_env
 
 STORE = "store"
 _SOURCE = "source.json"
@@ -75,28 +75,41 @@ def _oxigraph_version(exe: str) -> str:
 
 
 class _FolderLock:
-    """``flock`` on the build folder itself: shared while serving, exclusive while reloading the store."""
+    """``flock`` on the build folder itself: shared while serving, exclusive while a build writes
+    into it (`kg.build` holds it from start to end) or while the store is reloaded. The kernel
+    drops it when its holder ends, however it ends. *mode* is what this one holds
+    (``"shared"``, ``"exclusive"`` or None)."""
 
     def __init__(self, folder: Path) -> None:
         import fcntl
 
         self._fcntl = fcntl
         self.fd: int | None = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self.mode: str | None = None
 
     def shared(self) -> None:
         self._fcntl.flock(self.fd, self._fcntl.LOCK_SH)
+        self.mode = "shared"
+
+    def try_shared(self) -> bool:
+        return self._try(self._fcntl.LOCK_SH, "shared")
 
     def try_exclusive(self) -> bool:
+        return self._try(self._fcntl.LOCK_EX, "exclusive")
+
+    def _try(self, kind: int, mode: str) -> bool:
         try:
-            self._fcntl.flock(self.fd, self._fcntl.LOCK_EX | self._fcntl.LOCK_NB)
-            return True
+            self._fcntl.flock(self.fd, kind | self._fcntl.LOCK_NB)
         except BlockingIOError:
             return False
+        self.mode = mode
+        return True
 
     def close(self) -> None:
         if self.fd is not None:
             os.close(self.fd)  # drops the lock
             self.fd = None
+            self.mode = None
 
 
 def _graph_source(nt: Path, version: str) -> dict:
@@ -106,11 +119,10 @@ def _graph_source(nt: Path, version: str) -> dict:
 
 def _fresh(store: Path, source: dict) -> int | None:
     """The triple count of *store* if it was loaded from *source*, else None."""
-    try:
-        recorded = json.loads((store / _SOURCE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not (store / "data" / "CURRENT").is_file() or any(recorded.get(k) != v for k, v in source.items()):
+    from kg.text.files import read_json
+
+    recorded = read_json(store / _SOURCE)
+    if not isinstance(recorded, dict) or not (store / "data" / "CURRENT").is_file() or any(recorded.get(k) != v for k, v in source.items()):
         return None
     triples = recorded.get("triples")
     return triples if isinstance(triples, int) else None
@@ -338,7 +350,8 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
 
     A new store is loaded into a temporary folder, checked, and renamed to ``graph_dir/store``
     only when whole. Raises `InputError` when the folder holds no build and `OutputError`
-    when the store cannot be written.
+    when the store cannot be written. *_lock* is the folder's lock when the caller has one: a
+    server's (shared, made exclusive for the reload) or a build's (exclusive, left so).
     """
     folder = Path(graph_dir)
     nt = folder / "graph.nt"
@@ -349,12 +362,17 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
     source = _graph_source(nt, version)
     store = folder / STORE
     lock = _lock or _FolderLock(folder)
+    held = lock.mode == "exclusive"  # a build's lock: kept as it is
     try:
-        lock.shared()
+        if not held:
+            if not lock.try_shared():
+                log(f"waiting for the kg build writing into {folder}/ to end")
+                lock.shared()
         triples = _fresh(store, source)
         if triples is not None:
             return StoreInfo(store / "data", triples, False)
-        _exclusive(lock, folder)
+        if not held:
+            _exclusive(lock, folder)
         try:
             triples = _fresh(store, source)  # someone may have reloaded it meanwhile
             if triples is not None:
@@ -371,7 +389,8 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
                     shutil.rmtree(tmp, ignore_errors=True)
             return StoreInfo(store / "data", triples, True)
         finally:
-            lock.shared()  # back to shared: serving
+            if not held:
+                lock.shared()  # back to shared: serving
     finally:
         if _lock is None:
             lock.close()
@@ -420,7 +439,8 @@ class StoreLoad:
         if sys.executable:
             try:
                 self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                 stderr=subprocess.PIPE, text=True, env=same_kg_env())
+                                                 stderr=subprocess.PIPE, text=True, env=same_kg_env(),
+                                                 preexec_fn=dies_with_parent())  # a killed build leaves no loader
                 return
             except OSError:  # no process left: loaded whole in this one, below
                 pass
@@ -462,21 +482,26 @@ class StoreLoad:
         if self._result and isinstance(self._result[0], BaseException):
             raise self._result[0]
 
-    def finish(self) -> StoreInfo:
+    def finish(self, *, lock: _FolderLock | None = None) -> StoreInfo:
+        """Put the store in place; *lock* is the folder's, when the caller holds it (a build)."""
         if not self._started:
-            return prepare_store(self.folder, oxigraph=self.exe)
+            return prepare_store(self.folder, oxigraph=self.exe, _lock=lock)
         try:
             self.ready()
             triples = self._result[0]
             nt = self.folder / "graph.nt"
             source = _graph_source(nt, self.version)
-            lock = _FolderLock(self.folder)
+            own = lock is None or lock.mode != "exclusive"
+            if own:
+                lock = _FolderLock(self.folder)
             try:
-                lock.shared()
-                _exclusive(lock, self.folder)
+                if own:
+                    lock.shared()
+                    _exclusive(lock, self.folder)
                 _install(self.folder, self._tmp, source, triples)
             finally:
-                lock.close()
+                if own:
+                    lock.close()
             return StoreInfo(self.folder / STORE / "data", triples, True)
         finally:
             self._cleanup()

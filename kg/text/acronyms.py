@@ -19,6 +19,8 @@ __all__ = ["definition_pairs", "find_definitions", "strip_definitions", "is_acro
 _PAREN = re.compile(r"\(\s*([^()]{1,60}?)\s*\)")
 _SHORT_PART = re.compile(r"[;,]")  # (SF; more), (SF, more)
 _CLAUSE = re.compile(r"[.;:!?()\[\]]|,\s")
+_DEFINED = re.compile(r"\s*\(\s*([^()]*?)\s*\)")  # a parenthesis and the white space before it
+_CLAUSE_CHARS = 2000  # looked at before a parenthesis: the long form is at most 17 words of its clause
 _WORD = re.compile(r"\S+")
 
 
@@ -102,7 +104,7 @@ def _long_before(text: str, start: int, short: str) -> tuple[str, str] | None:
     at most min(|SF| + 5, 2 |SF|) words."""
     if not _valid_short(short):
         return None
-    clause = _CLAUSE.split(text[:start].rstrip())[-1]
+    clause = _CLAUSE.split(text[max(0, start - _CLAUSE_CHARS):start].rstrip())[-1]  # not the whole text each time
     words = _WORD.findall(clause)
     window = " ".join(words[-min(len(short) + 5, 2 * len(short)):])
     long = _best_long_form(short, window) if window else None
@@ -117,7 +119,7 @@ def _long_before(text: str, start: int, short: str) -> tuple[str, str] | None:
 def _short_before(text: str, start: int, inside: str) -> tuple[str, str] | None:
     """``SF (long form)``: an acronym right before the parenthesis at *start* whose letters the
     words inside spell (`_spells`): the whole parenthesis is the long form."""
-    before = text[:start].rstrip()
+    before = text[max(0, start - _CLAUSE_CHARS):start].rstrip()
     short = before[before.rfind(" ") + 1:] if before else ""
     return (short, inside) if is_acronym(short) and _valid_short(short) and _spells(short, inside) else None
 
@@ -153,8 +155,32 @@ def strip_definitions(text: str, definitions: Iterable[str] | Mapping[str, str])
     >>> strip_definitions("We train with SGD (stochastic gradient descent).", ["SGD"])
     'We train with stochastic gradient descent.'
     """
-    for short in dict.fromkeys(definitions):
-        s = re.escape(short)
-        text = re.sub(r"(?<![\w-])" + s + r"\s*\(\s*([^()]*?)\s*\)", lambda m: m[1] if _spells(short, m[1]) else m[0], text)
-        text = re.sub(r"\s*\(\s*" + s + r"\s*(?:[;,][^()]*)?\)", "", text)
-    return text
+    shorts = set(definitions)
+    if not shorts:
+        return text
+    out: list[str] = []
+    last = 0
+    for match in _DEFINED.finditer(text):  # one pass over the text, whatever the number of definitions
+        inside = match.group(1)
+        if _SHORT_PART.split(inside, 1)[0].strip() in shorts:  # long (SF), long (SF; more)
+            out.append(text[last:match.start()])
+            last = match.end()
+            continue
+        start = _short_ending_at(text, match.start(), last, shorts)
+        if start is not None and _spells(text[start:match.start()], inside):  # SF (long)
+            out.append(text[last:start])
+            out.append(inside)
+            last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _short_ending_at(text: str, end: int, floor: int, shorts: set[str]) -> int | None:
+    """Where a short form of *shorts* that ends at *end* and follows no word character starts."""
+    for n in range(2, 13):
+        start = end - n
+        if start < floor:
+            return None
+        if text[start:end] in shorts and (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")):
+            return start
+    return None

@@ -39,11 +39,12 @@ _COMMENT_WORD = re.compile(r"[ \t]+[A-Za-z]")
 # Text before a % that makes it a percentage: a number ("95 %", "10+%", "(100)%", "$20$ %",
 # "20~%", "5\n% gain").
 _NUMBER_BEFORE = re.compile(r"\d[+)$}~]*\s*$")
-# Sentence punctuation: a comment that holds it may be the rest of a one-line abstract.
-_SENTENCE_PUNCT = re.compile(r"[.!?]")
-_DISPLAY_MATH = re.compile(r"\$\$.*?\$\$|\\\[.*?\\\]", re.DOTALL)
+_NON_SPACE = re.compile(r"\S")
+_DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.DOTALL)
+_BRACKET_MATH = re.compile(r"\\\[.*?\\\]", re.DOTALL)
 # $...$ or \(...\), with a % right after; _math_text decides whether a $...$ is math.
-_INLINE_MATH = re.compile(r"(?<!\\)\$(?:\\\$|[^$])*?(?<!\\)\$%?|\\\(.*?\\\)%?", re.DOTALL)
+_INLINE_MATH = re.compile(r"(?<!\\)\$(?:\\\$|[^$])*?(?<!\\)\$%?", re.DOTALL)
+_PAREN_MATH = re.compile(r"\\\(.*?\\\)%?", re.DOTALL)
 # A plain word in a would-be math span: two or more letters between spaces, not a \command
 # ("$5 per run and $": per, run, and).
 _PLAIN_WORD = re.compile(r"(?:^|(?<=\s))[A-Za-z]{2,}[,;:.!?]?(?=\s|$)")
@@ -52,8 +53,14 @@ _SWITCH = re.compile(r"\\(?:small|tiny|scriptsize|footnotesize|large|Large|LARGE
 _COMMAND_WITH_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
 _BARE_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
 _LATEX_ESCAPE = re.compile(r"\\([%&#_$])")
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-_MD_EMPHASIS = re.compile(r"(\*{1,3}|_{2,3})(?=\S)(.+?)(?<=\S)\1")
+# The spans of links and emphasis are bounded: unbounded, a pattern scans the rest of the text
+# from each opener that has no closer ("[a](" or "**a " repeated: quadratic, minutes).
+_MD_LINK = re.compile(r"!?\[([^\]]{0,500})\]\(([^)\s]{1,500})(?:\s+\"[^\"]{0,500}\")?\)")
+_MD_EMPHASIS = re.compile(r"(\*{1,3}|_{2,3})(?=\S)(.{1,500}?)(?<=\S)\1")
+MAX_NESTING = 8  # passes over nested \emph{\textbf{...}} and ***...***: real markup nests 2 or 3 deep
+# A run of signs: never part of a keyphrase, and spaCy's tokenizer takes time quadratic in its
+# length (8,000 brackets in a row: 74 s).
+_SIGN_RUN = re.compile(r"[^\w\s]{16,}")
 _MD_CODE = re.compile(r"`([^`]+)`")
 # A LaTeX comment: a % that is not a percentage ("68.2%", "50 %", "10+%", "(100)%", "(%)")
 # nor escaped ("95\%"). Scraped abstracts lose their line breaks, so it runs to the end of
@@ -112,17 +119,20 @@ def _strip_line_comments(text: str) -> str:
     """
     parts = []
     pos = 0
+    line_start = 0  # of the line of the % looked at (they come in order: each line is searched once)
+    last_punct = max(text.rfind("."), text.rfind("!"), text.rfind("?"))
     for match in _LINE_COMMENT.finditer(text):
         percent = match.start()
         if percent < pos or _NUMBER_BEFORE.search(text, max(0, percent - 40), percent):
             continue
-        line_start = text.rfind("\n", 0, percent) + 1
-        if text[line_start:percent].strip() and not _COMMENT_WORD.match(text, percent + 1):
+        while (newline := text.find("\n", line_start, percent)) >= 0:
+            line_start = newline + 1
+        if _NON_SPACE.search(text, line_start, percent) and not _COMMENT_WORD.match(text, percent + 1):
             continue
         line_end = text.find("\n", percent)
         if line_end < 0:
             line_end = len(text)
-            if _SENTENCE_PUNCT.search(text, percent):
+            if last_punct > percent:  # sentence punctuation after it
                 continue
         parts.append(text[pos:percent])
         pos = line_end
@@ -154,8 +164,20 @@ def _math_text(match: re.Match) -> str | None:
     return _keep_word_math(match)
 
 
+def _before_last(text: str, closer: str, sub) -> str:
+    """``sub`` applied to *text* up to the last *closer* only: after it, an opener has no closer,
+    and a lazy pattern would scan the rest of the text from each one (quadratic)."""
+    end = text.rfind(closer)
+    if end < 0:
+        return text
+    end += len(closer)
+    return sub(text[:end]) + text[end:]
+
+
 def _strip_inline_math(text: str) -> str:
     """Inline math removed (a name in it kept); a $ that opens no math stays as it is."""
+    if "\\(" in text:
+        text = _before_last(text, "\\)", lambda head: _PAREN_MATH.sub(" ", head))  # \(...\) is always math
     parts = []
     pos = 0
     while (match := _INLINE_MATH.search(text, pos)) is not None:
@@ -178,6 +200,7 @@ def clean_text(text: str) -> str:
     'We use Random Reshuffling and Atom Theory.'
     """
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    text = _SIGN_RUN.sub(" ", text)
     if _HAS_TYPOGRAPHIC.search(text):  # translate looks up every character: only when needed
         text = text.translate(_TYPOGRAPHIC)
     # Each pattern runs only when the character it needs is there: most abstracts have no markup.
@@ -192,25 +215,29 @@ def clean_text(text: str) -> str:
         text = _strip_line_comments(text)
     if "$" in text or "\\" in text:
         text = _DISPLAY_MATH.sub(" ", text)
+        if "\\[" in text:
+            text = _before_last(text, "\\]", lambda head: _BRACKET_MATH.sub(" ", head))
         text = _strip_inline_math(text)
     if "%" in text:
         text = _COMMENT.sub(" ", text)
     if "\\" in text:
         text = _LATEX_ESCAPE.sub(r"\1", text)
         text = _SWITCH.sub("", text)
-        previous = None
-        while previous != text:  # nested \emph{\textbf{...}}
+        for _ in range(MAX_NESTING):  # nested \emph{\textbf{...}}; deeper ones lose their braces below
             previous = text
             text = _COMMAND_WITH_ARG.sub(lambda m: m.group(1), text)
+            if text == previous:
+                break
         text = _BARE_COMMAND.sub(" ", text)
     text = text.replace("{", "").replace("}", "")
     if "`" in text:
         text = _MD_CODE.sub(lambda m: m.group(1), text)
     if "*" in text or "__" in text:
-        previous = None
-        while previous != text:
+        for _ in range(MAX_NESTING):
             previous = text
             text = _MD_EMPHASIS.sub(lambda m: m.group(2), text)
+            if text == previous:
+                break
     if "<" in text:
         text = _HTML_TAG.sub(" ", text)
     text = _single_spaced(text)

@@ -10,7 +10,6 @@ file named on its own is read whatever its name.
 
 from __future__ import annotations
 
-import codecs
 import csv
 import errno
 import hashlib
@@ -25,6 +24,21 @@ from pathlib import Path
 
 from kg.errors import InputError
 from kg.text.clean import clean_text, find_urls, normalize_space
+from kg.text.files import (
+    MAX_ABSTRACT_CHARS,
+    MAX_FIELD_CHARS,
+    MAX_RECORD_CHARS,
+    Diagnostic,
+    Warnings,
+    decode,
+    file_kind,
+    input_names,
+    printable,
+    read_input,
+    replace_surrogates,
+    split_lines,
+    too_long,
+)
 
 __all__ = [
     "Diagnostic",
@@ -43,14 +57,10 @@ CSV_SUFFIXES = (".csv", ".tsv")
 # read whatever its suffix, as an abstract list unless it is JSON Lines or CSV.
 FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
 MAX_HEADER_WORDS = 12
+MAX_HEADER_CHARS = 1000  # a longer first line is no header, whatever its words (it is not looked at)
 # A paragraph of two or more lines that each have this many words is one abstract per line:
 # an abstract has 100-300 words, a hard-wrapped line 10-15.
 ONE_PER_LINE_MIN_WORDS = 30
-# Bytes looked at to tell text from binary data and UTF-16 without a byte-order mark.
-SAMPLE_BYTES = 8192
-# UTF-16 without a byte-order mark: at least this share of the bytes on one side (odd or
-# even offsets) are NUL and none on the other, as in mostly-ASCII text.
-UTF16_NUL_SHARE = 0.5
 # How many skipped files of a folder its warning names.
 MAX_NAMED_SKIPS = 5
 
@@ -92,29 +102,19 @@ class Paper:
 
 
 @dataclass(frozen=True)
-class Diagnostic:
-    """A warning about the input: which file, where, what is wrong and what to do."""
-
-    file: str
-    where: str | None
-    message: str
-    reason: str  # a short machine-readable key, counted in stats.json
-
-    def __str__(self) -> str:
-        place = f"{self.file}, {self.where}" if self.where else self.file
-        return f"{place}: {self.message}"
-
-
-@dataclass(frozen=True)
 class ReadReport:
-    """What reading produced: the papers (deduplicated, in input order) and every warning."""
+    """What reading produced: the papers (deduplicated, in input order) and every warning; the
+    files read (by the names they are recorded by) and the SHA-256 of the bytes read of each."""
 
     papers: tuple[Paper, ...]
     warnings: tuple[Diagnostic, ...] = ()
     files: tuple[str, ...] = ()
+    digests: tuple[str, ...] = ()
     records_read: int = 0
     duplicates_merged: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    # every warning by kind (reason), counted: *warnings* keeps at most MAX_KEPT_WARNINGS of a kind
+    warning_counts: dict[str, int] = field(default_factory=dict)
 
 
 def paper_id(abstract: str) -> str:
@@ -171,78 +171,12 @@ def parse_header(line: str) -> tuple[str | None, int | None]:
     return venue, year
 
 
-def _decode(raw: bytes, name: str) -> tuple[str, list[Diagnostic]]:
-    """Text from bytes: BOMs honoured, UTF-8 expected, UTF-16 without a BOM and Latin-1
-    accepted with a warning, binary data and NUL bytes refused."""
-    notes: list[Diagnostic] = []
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        try:
-            return raw.decode("utf-16"), notes
-        except UnicodeDecodeError as e:
-            raise InputError(f"{name}: not valid UTF-16 despite its byte-order mark ({e.reason}); re-save it as UTF-8") from e
-    bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
-    body = raw[bom:]
-    encoding = None if bom else _utf16_without_bom(body[:SAMPLE_BYTES])
-    if encoding:
-        try:
-            text = body.decode(encoding)
-        except UnicodeDecodeError as e:
-            raise InputError(f"{name}: looks like UTF-16 without a byte-order mark but is not valid {encoding.upper()} ({e.reason});"
-                             " save it as UTF-8") from e
-        if _looks_binary(text[:SAMPLE_BYTES].encode("utf-8", errors="replace")):
-            raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
-        notes.append(Diagnostic(name, None, f"UTF-16 without a byte-order mark; read as {encoding.upper()}, re-save it as UTF-8 to be sure",
-                                "decoded_as_utf16"))
-        return text, notes
-    if _looks_binary(body[:SAMPLE_BYTES]):
-        raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
-    nul = body.find(b"\x00")
-    if nul >= 0:
-        raise InputError(f"{name}: contains NUL bytes (the first at byte {bom + nul}: binary data?); give kg UTF-8 text, JSON Lines or CSV")
-    try:
-        return body.decode("utf-8"), notes
-    except UnicodeDecodeError as e:
-        despite = " despite its UTF-8 byte-order mark" if bom else ""
-        notes.append(
-            Diagnostic(
-                name,
-                None,
-                f"not UTF-8 (byte {bom + e.start}){despite}; read as Windows-1252/Latin-1, re-save it as UTF-8 to be sure",
-                "decoded_as_latin1",
-            )
-        )
-        try:
-            return body.decode("cp1252"), notes
-        except UnicodeDecodeError:
-            return body.decode("latin-1"), notes
-
-
-def _looks_binary(sample: bytes) -> bool:
-    if not sample:
-        return False
-    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
-    return control / len(sample) > 0.05
-
-
-def _utf16_without_bom(sample: bytes) -> str | None:
-    """'utf-16-le' or 'utf-16-be' when *sample* looks like UTF-16 text without a byte-order
-    mark (NUL bytes at every other offset, none at the others), else None."""
-    if len(sample) < 4:
-        return None
-    even, odd = sample[0::2], sample[1::2]
-    if not even.count(0) and odd.count(0) >= UTF16_NUL_SHARE * len(odd):
-        return "utf-16-le"
-    if not odd.count(0) and even.count(0) >= UTF16_NUL_SHARE * len(even):
-        return "utf-16-be"
-    return None
-
-
 def _paragraphs(text: str) -> Iterator[tuple[int, int, str]]:
     """(paragraph number, first line number, text) of each blank-line separated paragraph."""
     number = 0
     start = 0
     lines: list[str] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if line.strip():
             if not lines:
                 start = lineno
@@ -264,7 +198,9 @@ def _is_header(paragraph: str) -> bool:
     when it reads like a sentence (ends with . ? !, or holds a word such as "we", "is",
     "can") or runs on into the next line (which starts in lower case).
     """
-    lines = paragraph.splitlines()
+    lines = paragraph.split("\n")
+    if len(lines[0]) > MAX_HEADER_CHARS:
+        return False
     first = normalize_space(lines[0])
     if not is_text(first) or len(first.split()) > MAX_HEADER_WORDS:
         return False
@@ -292,7 +228,7 @@ class _Record:
 
 
 def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     skipped: dict[str, int] = {}
     paragraphs = list(_paragraphs(text))
     if not paragraphs:
@@ -330,7 +266,7 @@ def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], d
         raise InputError(f"{name}: a header and no abstracts; add one abstract per paragraph below the header line")
     records = []
     for no, line, paragraph in body:
-        lines = paragraph.splitlines()
+        lines = paragraph.split("\n")
         pieces = [(line, paragraph)]
         if _one_per_line(lines):
             pieces = [(line + i, part) for i, part in enumerate(lines)]
@@ -345,8 +281,11 @@ def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], d
             )
         for lineno, piece in pieces:
             abstract = normalize_space(piece)
-            cleaned = clean_text(abstract)
             source = Source(name, paragraph=no, line=lineno)
+            if _skip_long(name, _where(source), "paragraph", abstract, MAX_ABSTRACT_CHARS, notes, skipped, unit="paragraph",
+                          fix="put a blank line between abstracts, or check that it is an abstract"):
+                continue
+            cleaned = clean_text(abstract)
             if not is_text(cleaned):
                 notes.append(
                     Diagnostic(name, _where(source), f"no text left after cleaning ({_shown(piece.strip())}); paragraph skipped", "paragraph_without_text")
@@ -359,11 +298,45 @@ def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], d
 
 def _shown(value: object, limit: int = 40) -> str:
     """*value* as Python writes it (escapes show invisible characters), at most about *limit* characters."""
-    shown = repr(value)
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        shown = repr(value)
+    except (RecursionError, ValueError):  # nested too deep, an int too long to write
+        shown = f"<a {type(value).__name__}>"
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+def _skip_long(name: str, where: str, what: str, value: str, limit: int, notes: list[Diagnostic],
+               skipped: dict[str, int], *, unit: str, fix: str) -> bool:
+    """Whether the *what* (a paragraph, a row, an abstract) is over *limit* characters: if so, a
+    warning that its *unit* (paragraph or row) is skipped, counted as ``too_long``."""
+    why = too_long(what, value, limit)
+    if why is None:
+        return False
+    notes.append(Diagnostic(name, where, f"{why}; {unit} skipped ({fix})", "too_long"))
+    skipped["too_long"] = skipped.get("too_long", 0) + 1
+    return True
+
+
 _FIELDS = ("abstract", "id", "title", "venue", "year")
+
+
+def _without_surrogates(name: str, row: int, fields: dict, notes: list[Diagnostic]) -> None:
+    """The text `_FIELDS` of a row with each unpaired surrogate escape (``\\ud800``, no
+    character) replaced by U+FFFD, and a warning naming them."""
+    found = []
+    for key in _FIELDS:
+        value = fields.get(key)
+        if isinstance(value, str):
+            fields[key], n = replace_surrogates(value)
+            if n:
+                found.append(key)
+    if found:
+        fields_named = ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else found[0]
+        verb = "hold" if len(found) > 1 else "holds"
+        notes.append(Diagnostic(name, f"row {row}", f"the {fields_named} {verb} an escaped unpaired surrogate (such as"
+                                " \\ud800), which is no character; read as U+FFFD", "unpaired_surrogate"))
 
 
 def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnostic], skipped: dict[str, int]) -> _Record | None:
@@ -372,11 +345,16 @@ def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnost
         skipped["malformed_row"] = skipped.get("malformed_row", 0) + 1
         return None
     lowered = {str(k).strip().lower(): v for k, v in data.items()}
+    _without_surrogates(name, row, lowered, notes)
     abstract = lowered.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {_shown(abstract)}"
         notes.append(Diagnostic(name, f"row {row}", f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract"))
         skipped["row_without_abstract"] = skipped.get("row_without_abstract", 0) + 1
+        return None
+    abstract = normalize_space(abstract)
+    if _skip_long(name, f"row {row}", "abstract", abstract, MAX_ABSTRACT_CHARS, notes, skipped, unit="row",
+                  fix="check that it is an abstract"):
         return None
     year = lowered.get("year")
     parsed_year: int | None = None
@@ -385,19 +363,24 @@ def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnost
         if match:
             parsed_year = int(match.group(1))
         else:
-            notes.append(Diagnostic(name, f"row {row}", f"year {year!r} is not a year; the paper is kept with year unknown", "bad_year"))
+            notes.append(Diagnostic(name, f"row {row}", f"year {_shown(year)} is not a year; the paper is kept with year unknown", "bad_year"))
 
     def text_field(key: str) -> str | None:
         value = lowered.get(key)
         if value is None or value == "":
             return None
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):  # a number is text enough (an id 42)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float, _LongNumber)):  # a number is text enough (an id 42)
             notes.append(Diagnostic(name, f"row {row}", f"{key} {_shown(value)} is not text; the paper is kept without it", "bad_field"))
             return None
-        return normalize_space(str(value)) or None
+        text = normalize_space(str(value))
+        why = too_long(key, text, MAX_FIELD_CHARS)
+        if why is not None:
+            notes.append(Diagnostic(name, f"row {row}", f"{why}; the paper is kept without it", "bad_field"))
+            return None
+        return text or None
 
     return _Record(
-        normalize_space(abstract),
+        abstract,
         Source(name, row=row),
         title=text_field("title"),
         venue=text_field("venue"),
@@ -406,18 +389,63 @@ def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnost
     )
 
 
+_MALFORMED = object()
+
+
+class _LongNumber:
+    """A whole number of a JSON row too long for Python to make an int of (past
+    `sys.get_int_max_str_digits`): kept as its digits, text enough for an id."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+    def __str__(self) -> str:
+        return self.digits
+
+    __repr__ = __str__
+
+
+def _whole_number(digits: str) -> int | _LongNumber:
+    try:
+        return int(digits)
+    except ValueError:
+        return _LongNumber(digits)
+
+
+_ROW_DECODER = json.JSONDecoder(parse_int=_whole_number)  # one for every row: json.loads(s, parse_int=...) makes one a row
+
+
+def _parse_row(name: str, row: int, line: str, notes: list[Diagnostic], skipped: dict[str, int]) -> object:
+    """The JSON value of a JSON Lines row, or `_MALFORMED` (with a warning) when it is not one
+    kg can read (malformed, or nested deeper than Python's recursion limit)."""
+    try:
+        return _ROW_DECODER.decode(line)
+    except json.JSONDecodeError as e:
+        why = f"malformed JSON ({e.msg}, column {e.colno})"
+    except RecursionError:
+        why = "JSON nested too deep to read"
+    except ValueError as e:  # a number json cannot make (a float of 5,000 digits is fine, inf)
+        why = f"malformed JSON ({e})"
+    notes.append(Diagnostic(name, f"row {row}", f"{why}; row skipped, fix it and rebuild", "malformed_row"))
+    skipped["malformed_row"] = skipped.get("malformed_row", 0) + 1
+    return _MALFORMED
+
+
 def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     skipped: dict[str, int] = {}
     records = []
-    for row, line in enumerate(text.splitlines(), start=1):
+    for row, line in enumerate(split_lines(text), start=1):
+        line = line.removeprefix("\ufeff")  # files joined with cat: each may start with its byte-order mark
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            notes.append(Diagnostic(name, f"row {row}", f"malformed JSON ({e.msg}, column {e.colno}); row skipped, fix it and rebuild", "malformed_row"))
-            skipped["malformed_row"] = skipped.get("malformed_row", 0) + 1
+        if _skip_long(name, f"row {row}", "row", line, MAX_RECORD_CHARS, notes, skipped, unit="row",
+                      fix="is it one JSON object a line?"):
+            continue
+        data = _parse_row(name, row, line, notes, skipped)
+        if data is _MALFORMED:
             continue
         record = _record_from_mapping(name, row, data, notes, skipped)
         if record:
@@ -426,7 +454,7 @@ def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], 
 
 
 def _read_csv(name: str, text: str, delimiter: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     skipped: dict[str, int] = {}
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
@@ -465,33 +493,30 @@ def _read_csv(name: str, text: str, delimiter: str) -> tuple[list[_Record], list
     return records, notes, skipped
 
 
-def _expand(paths: Sequence[str | Path]) -> list[Path]:
-    """The files *paths* name (files, or folders of them), each once, in order."""
-    return _scan(paths)[0]
-
-
-def _scan(paths: Sequence[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
+def _scan(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, Path]], list[Diagnostic]]:
     """The files *paths* name, each once (by resolved path; the first mention keeps its place),
-    and a warning per folder with files it skipped and per file named more than once."""
-    files: dict[Path, Path] = {}
+    each with the path given that named it (the file, or its folder), and a warning per folder
+    with files it skipped and per file named more than once."""
+    files: dict[Path, tuple[Path, Path]] = {}
     mentions: dict[Path, int] = {}
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     for given in paths:
         path = Path(given)
         if not path.exists():
             raise InputError(_missing(path))
         if path.is_dir():
             if _is_kg_output(path):
-                raise InputError(f"{path}: a folder kg build wrote its outputs in, not abstract lists; give the folder of the abstract lists")
+                raise InputError(f"{printable(str(path))}: a folder kg build wrote its outputs in, not abstract lists;"
+                                 " give the folder of the abstract lists")
             found, skipped = _folder_inputs(path)
             if not found:
                 left = f"; it has {_named(skipped)}" if skipped else ""
-                raise InputError(f"{path}: folder has no readable input ({_suffixes('or')} files){left}")
+                raise InputError(f"{printable(str(path))}: folder has no readable input ({_suffixes('or')} files){left}")
             if skipped:
                 kinds = "files" if all(not s.endswith(("/", ")")) for s in skipped) else "files and folders"
                 notes.append(
                     Diagnostic(
-                        _display_name(path),
+                        input_names([(path, path)])[0],
                         None,
                         f"skipped {len(skipped)} {kinds} that are not abstract lists: {_named(skipped)}"
                         f" (a folder is read for its {_suffixes('and')} files; name a file to read it whatever its name)",
@@ -502,11 +527,12 @@ def _scan(paths: Sequence[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
             found = [path]
         for file in found:
             key = file.resolve()
-            files.setdefault(key, file)
+            files.setdefault(key, (file, path))
             mentions[key] = mentions.get(key, 0) + 1
     for key, n in mentions.items():
         if n > 1:
-            notes.append(Diagnostic(_display_name(files[key]), None, f"given {n} times (by name or in a folder); read once", "file_given_twice"))
+            notes.append(Diagnostic(input_names([files[key]])[0], None, f"given {n} times (by name or in a folder); read once",
+                                    "file_given_twice"))
     return list(files.values()), notes
 
 
@@ -542,7 +568,7 @@ def _folder_inputs(folder: Path) -> tuple[list[Path], list[str]]:
             skipped.append(f"{current.relative_to(folder).as_posix()}/ (cannot be listed: {e.strerror})")
             continue
         for entry in entries:
-            name = entry.relative_to(folder).as_posix()
+            name = printable(entry.relative_to(folder).as_posix())
             is_dir = entry.is_dir()
             if entry.name.startswith("."):  # hidden (.git/, .DS_Store): left alone, as every tool does
                 continue
@@ -552,7 +578,9 @@ def _folder_inputs(folder: Path) -> tuple[list[Path], list[str]]:
                 skipped.append(f"{name}/ (kg outputs)")
             elif is_dir:
                 pending.append(entry)
-            elif entry.is_file() and entry.suffix.lower() in FOLDER_SUFFIXES:
+            elif (kind := file_kind(entry)) is not None:  # a FIFO, a socket, a device, a broken link or a loop
+                skipped.append(f"{name} ({kind})")
+            elif entry.suffix.lower() in FOLDER_SUFFIXES:
                 found.append(entry)
             else:
                 skipped.append(name)
@@ -567,7 +595,8 @@ def _is_kg_output(folder: Path) -> bool:
     )
 
     return (folder / ".cache" / MANIFEST).is_file() or (
-        (folder / "graph.nt").is_file() and ((folder / "store").is_dir() or (folder / ".cache").is_dir())
+        (folder / "graph.nt").is_file() and ((folder / "store").is_dir() or (folder / ".cache").is_dir()
+                                             or ((folder / "graph.json").is_file() and (folder / "keyphrases.jsonl").is_file()))
     )
 
 
@@ -582,40 +611,34 @@ def _suffixes(conjunction: str) -> str:
     return f"{', '.join(FOLDER_SUFFIXES[:-1])} {conjunction} {FOLDER_SUFFIXES[-1]}"
 
 
-def _display_name(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def _read_file(path: Path) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
-    name = _display_name(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(f"{name}: cannot be read ({e.strerror}); check its permissions") from e
-    if not raw.strip():
+def _read_file(path: Path, name: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int], str]:
+    """The records of the file *path* (reported as *name*), the warnings, what was skipped, and
+    the SHA-256 of the bytes read."""
+    raw = read_input(path, name)
+    if not raw.data.strip():
         raise InputError(f"{name}: empty file; put a header line (venue and year) and one abstract per paragraph in it")
-    text, notes = _decode(raw, name)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text, notes = decode(raw.data, name)
     suffix = path.suffix.lower()
     if suffix in JSONL_SUFFIXES:
         records, more, skipped = _read_jsonl(name, text)
     elif suffix in CSV_SUFFIXES:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         records, more, skipped = _read_csv(name, text, "\t" if suffix == ".tsv" else ",")
     else:
         records, more, skipped = _read_text(name, text)
+    notes = Warnings([*raw.notes, *notes])
+    notes.extend(more)
     if not records and not skipped:
         raise InputError(f"{name}: no abstracts found")
-    return records, notes + more, skipped
+    return records, notes, skipped, raw.sha256
 
 
 def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnostic]]:
     """One paper per distinct abstract (by content id), every source kept, input order."""
     papers: dict[str, Paper] = {}
+    more: dict[str, list[Source]] = {}  # the sources after the first of each paper
     merged = 0
-    notes: list[Diagnostic] = []
+    notes = Warnings()
     for record in records:
         pid = paper_id(record.abstract)
         known = papers.get(pid)
@@ -641,14 +664,17 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
                 "duplicate_merged",
             )
         )
-        papers[pid] = replace(
-            known,
-            sources=known.sources + (record.source,),
-            title=known.title or record.title,
-            venue=known.venue or record.venue,
-            year=known.year or record.year,
-            source_id=known.source_id or record.source_id,
-        )
+        more.setdefault(pid, []).append(record.source)  # joined once at the end: a tuple grown per copy is quadratic
+        if not (known.title and known.venue and known.year and known.source_id):
+            papers[pid] = replace(
+                known,
+                title=known.title or record.title,
+                venue=known.venue or record.venue,
+                year=known.year or record.year,
+                source_id=known.source_id or record.source_id,
+            )
+    for pid, sources in more.items():
+        papers[pid] = replace(papers[pid], sources=papers[pid].sources + tuple(sources))
     return list(papers.values()), merged, notes
 
 
@@ -677,23 +703,31 @@ def read_papers(paths: Sequence[str | Path]) -> ReadReport:
     """
     if not paths:
         raise InputError("no input given; name abstract-list files or folders")
-    files, warnings = _scan(paths)
+    files, found = _scan(paths)
+    warnings = Warnings(found)
+    names = input_names(files)
     records: list[_Record] = []
     skipped: dict[str, int] = {}
-    for path in files:
-        got, notes, skips = _read_file(path)
+    digests = []
+    for (path, _), name in zip(files, names):
+        got, notes, skips, digest = _read_file(path, name)
         records.extend(got)
         warnings.extend(notes)
+        digests.append(digest)
         for key, n in skips.items():
             skipped[key] = skipped.get(key, 0) + n
     papers, merged, notes = _merge(records)
     warnings.extend(notes)
     if not papers:
-        raise InputError(f"no abstracts found in {', '.join(_display_name(f) for f in files)}")
+        first = next((w for w in warnings if w.reason in skipped), None)
+        why = f" ({sum(skipped.values())} skipped; the first: {first})" if first else ""
+        raise InputError(f"no abstracts found in {', '.join(names)}{why}")
     return ReadReport(
         papers=tuple(papers),
         warnings=tuple(warnings),
-        files=tuple(_display_name(f) for f in files),
+        warning_counts=dict(warnings.counts),
+        files=tuple(names),
+        digests=tuple(digests),
         records_read=len(records),
         duplicates_merged=merged,
         skipped=skipped,

@@ -165,6 +165,31 @@ def test_read_gold_takes_every_shape_of_the_bench_data(tmp_path):
     assert docs[1].document == "Only a title."
 
 
+def test_read_gold_of_a_hostile_file_is_one_input_error(tmp_path):
+    """kg eval reads its gold set as kg build reads abstracts: a regular file (a FIFO is refused,
+    not waited on), split at line ends only, a row nested too deep or with a number too long is
+    one line naming the row."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    with pytest.raises(InputError, match=r"pipe\.jsonl: a named pipe \(FIFO\), not a regular file; give kg a \.jsonl file"):
+        read_gold(tmp_path / "pipe.jsonl")
+    row = json.dumps({"id": "1", "abstract": "Graph\u2028networks.", "keyphrases": ["graph"]}, ensure_ascii=False)
+    assert [d.abstract for d in read_gold(write_lines(tmp_path / "sep.jsonl", [row]))] == ["Graph networks."]
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text(json.dumps({"id": "1", "abstract": "x", "keyphrases": ["a"]}) + "\n" + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(InputError, match=r"deep\.jsonl, row 2: JSON nested too deep to read$"):
+        read_gold(deep)
+    big = tmp_path / "big.jsonl"
+    big.write_text('{"id": ' + "9" * 5000 + ', "abstract": "x", "keyphrases": ["a"]}\n')
+    with pytest.raises(InputError, match=r"big\.jsonl, row 1: not valid JSON \(Exceeds the limit"):
+        read_gold(big)
+    surrogate = tmp_path / "surrogate.jsonl"
+    surrogate.write_text('{"id": "1", "abstract": "x", "keyphrases": ["a \\ud800"]}\n')
+    with pytest.raises(InputError, match=r"surrogate\.jsonl, row 1: 'keyphrases' holds an escaped unpaired surrogate"):
+        read_gold(surrogate)
+
+
 def test_the_document_is_title_and_abstract_as_kg_reads_a_paper():
     assert document_text("Deep nets", r"We use \emph{Random Reshuffling} ($R^2$).") == "Deep nets. We use Random Reshuffling."
     assert document_text("Why?", "Because.") == "Why? Because."

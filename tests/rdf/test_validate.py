@@ -37,3 +37,31 @@ def test_what_is_not_a_graph_is_one_line(tmp_path, run_cli):
     result = run_cli("validate", "--graph", str(tmp_path))
     assert result.code == 2 and result.err.count("\n") == 1 and "cannot be read as RDF" in result.err
     assert run_cli("validate", "--graph", str(tmp_path / "nothing")).code == 2
+
+
+def test_kg_validate_reads_the_turtle_kg_writes_for_hostile_labels(tmp_path, run_cli, hash_embedder, nlp):
+    """kg validate parses graph.ttl with rdflib: a build of labels whose prefixed names Oxigraph
+    would escape (a word ending in '.') conforms instead of failing to parse."""
+    import json
+
+    import kg
+
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps({"abstract": "We study a.b. and x... graphs and the c. and F* methods for molecules.",
+                             "title": "Words like c. and 100%"}) + "\n")
+    kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp, store=False)
+    result = run_cli("validate", "--graph", str(tmp_path / "out"))
+    assert result.code == 0, result.err
+
+
+def test_an_error_without_a_message_is_still_one_line(tmp_path, run_cli, monkeypatch):
+    import rdflib
+
+    (tmp_path / "graph.ttl").write_text("<http://x/s> <http://x/p> <http://x/o> .\n", encoding="utf-8")
+
+    def no_message(*args, **kwargs):
+        raise KeyError()
+
+    monkeypatch.setattr(rdflib.Graph, "parse", no_message)
+    result = run_cli("validate", "--graph", str(tmp_path))
+    assert result.code == 2 and result.err == f"error: {tmp_path / 'graph.ttl'}: cannot be read as RDF (KeyError: )\n"

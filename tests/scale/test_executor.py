@@ -331,3 +331,81 @@ def test_a_dask_local_build_of_a_few_documents_starts_no_cluster(tmp_path, monke
     assert (result.out / "graph.nt").read_bytes() == (local_small_build.out / "graph.nt").read_bytes()
     assert (result.out / "keyphrases.jsonl").read_bytes() == (local_small_build.out / "keyphrases.jsonl").read_bytes()
     assert _children() <= before
+
+
+def _dead(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # dead, not reaped yet
+    except psutil.NoSuchProcess:
+        return True
+
+
+_HOLDS_A_MODEL_PROCESS = """
+import sys, time
+from kg.scale.executor import ModelProcess
+models = ModelProcess.start("int8")
+print(models._proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_model_process_dies_with_a_killed_build():
+    """SIGKILL of the process that started a ModelProcess (kg build) kills the model process at
+    once (PR_SET_PDEATHSIG), not once it has loaded the model and seen its pipe closed."""
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", _HOLDS_A_MODEL_PROCESS], stdout=subprocess.PIPE, text=True,
+                              env=os.environ | {"PYTHONPATH": os.path.dirname(os.path.dirname(kg.__file__))})
+    child = int(parent.stdout.readline())
+    assert not _dead(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 2.0  # it is still loading torch and the model (~5 s) if it did not die
+    while not _dead(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = not _dead(child)
+    if alive:
+        os.kill(child, signal.SIGKILL)
+    assert not alive
+
+
+_HOLDS_A_WRITER = """
+import os, sys, time
+from pathlib import Path
+which, fifo, folder = sys.argv[1:]
+if which == "store":  # a store loading a FIFO: it would wait for a writer for ever
+    from kg.sparql.store import StoreLoad
+    loading = StoreLoad(folder, fifo)
+    print(loading._process.pid, flush=True)
+else:  # the forked writer of a build's views
+    from kg.pipeline import _Forked
+    side = _Forked(lambda: time.sleep(600))
+    print(side._proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("which", ["store", "views"])
+def test_the_store_loader_and_the_views_writer_die_with_a_killed_build(tmp_path, which):
+    import subprocess
+    import sys
+    import time
+
+    fifo = tmp_path / "graph.nt.fifo"
+    os.mkfifo(fifo)
+    parent = subprocess.Popen([sys.executable, "-c", _HOLDS_A_WRITER, which, str(fifo), str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True,
+                              env=os.environ | {"PYTHONPATH": os.path.dirname(os.path.dirname(kg.__file__))})
+    child = int(parent.stdout.readline())
+    assert not _dead(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5.0
+    while not _dead(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = not _dead(child)
+    if alive:
+        os.kill(child, signal.SIGKILL)
+    assert not alive

@@ -329,6 +329,31 @@ def test_a_served_store_is_not_reloaded_under_its_server(small_build, tmp_path):
             prepare_store(build)
 
 
+def test_a_build_into_a_served_folder_refuses_at_once_and_a_server_waits_for_a_build(small_build, tmp_path, hash_embedder, nlp):
+    """The folder lock: a build into a folder kg serve serves stops before any work (it would
+    replace the files the server reads); a server started while a build holds the folder waits
+    for it, then serves."""
+    import kg
+    from kg.sparql.store import _FolderLock
+
+    build = tmp_path / "busy"
+    shutil.copytree(small_build, build)
+    before = (build / "graph.nt").read_bytes()
+    abstracts = tmp_path / "a.txt"
+    abstracts.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
+    with start_server(build, port=0):
+        with pytest.raises(OutputError, match="kg serve is serving it; stop the server first"):
+            kg.build([abstracts], build, embedder=hash_embedder, nlp=nlp)
+    assert (build / "graph.nt").read_bytes() == before
+    lock = _FolderLock(build)
+    assert lock.try_exclusive()  # as a build holds it
+    said: list[str] = []
+    threading.Timer(1.0, lock.close).start()
+    with start_server(build, port=0, log=said.append) as server:
+        assert server.store.triples > 0
+    assert any("waiting for the kg build writing into" in line for line in said), said
+
+
 # ---------------------------------------------------------------------------- clean shutdown
 
 
@@ -741,9 +766,16 @@ def test_max_memory_sizes():
 
     assert parse_size("4G") == 4 << 30 and parse_size("512m") == 512 << 20 and parse_size("1.5GiB") == 3 << 29
     assert parse_size("0") == 0 and parse_size("1000") == 1000
-    for bad in ("", "lots", "4X", "-1G"):
+    for bad in ("", "lots", "4X", "-1G", "9" * 400 + "G", "99999999T"):
         with pytest.raises(InputError, match="--max-memory"):
             parse_size(bad)
+
+
+@pytest.mark.parametrize("args, said", [(["--timeout", "nan"], "error: --timeout must be positive, not nan\n"),
+                                        (["--max-memory", "9" * 400 + "G"], "error: --max-memory '999")])
+def test_serve_option_values_that_are_no_values_are_one_line(run_cli, small_build, args, said):
+    result = run_cli("serve", "--graph", str(small_build), "--port", "0", *args)
+    assert result.code in (1, 2) and result.err.startswith(said) and result.err.count("\n") == 1, result.err
 
 
 def test_a_concept_related_to_its_own_broader_concept_keeps_both_links():

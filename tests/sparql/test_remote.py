@@ -299,3 +299,65 @@ def test_publish_errors_before_anything_is_sent(tmp_path, small_nt):
         kg.publish(small_nt, dead, graph_iri="not an iri")
     with pytest.raises(InputError, match="no such N-Triples file"):
         kg.publish(tmp_path / "none.nt", dead, graph_iri=GRAPH)
+
+
+class _Hostile(BaseHTTPRequestHandler):
+    """An endpoint that answers 200 and then: a byte now and then for ever ("trickle"), bytes
+    without end ("flood"), or JSON nested 100,000 deep ("deep")."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        how = self.path.strip("/")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        self.end_headers()
+        try:
+            if how == "deep":
+                self.wfile.write(b"[" * 100_000 + b"]" * 100_000)
+                return
+            while not self.server.stopping:
+                self.wfile.write(b" " if how == "trickle" else b" " * (1 << 16))
+                self.wfile.flush()
+                if how == "trickle":
+                    time.sleep(0.2)
+        except OSError:
+            pass
+
+
+@pytest.fixture
+def hostile():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.stopping = False
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.stopping = True
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_endpoint_that_trickles_floods_or_nests_its_answer_is_one_query_error(hostile, monkeypatch):
+    """The timeout is the whole answer's, the answer is bounded, and a document nested too deep
+    is a malformed one: kg query never hangs, never fills the memory, never shows a traceback."""
+    import kg.sparql.remote
+    from kg.errors import QueryError
+    from kg.sparql.remote import query_endpoint
+
+    with pytest.raises(QueryError, match=r"did not answer: no whole answer within 1\.5 s$"):
+        query_endpoint(hostile + "/trickle", "ASK {}", timeout=1.5)
+    monkeypatch.setattr(kg.sparql.remote, "MAX_ANSWER_BYTES", 1 << 20)
+    with pytest.raises(QueryError, match=r"answered with too much: its answer is over 1 MiB; ask for less \(a LIMIT\)$"):
+        query_endpoint(hostile + "/flood", "ASK {}", timeout=30)
+    with pytest.raises(QueryError, match=r"answered with a malformed application/sparql-results\+json document"):
+        query_endpoint(hostile + "/deep", "ASK {}", timeout=30)
+
+
+@pytest.mark.parametrize("url", ["http://[::1/query", "http://h:port/query", "http://[::1"])
+def test_an_endpoint_or_store_url_that_is_no_url_is_one_line(run_cli, tmp_path, url):
+    query = run_cli("query", "top-concepts", "--endpoint", url)
+    assert query.code == 2 and query.err == f"error: --endpoint {url!r}: give an http(s) URL, for example http://127.0.0.1:7878/store\n"
+    build = run_cli("build", str(tmp_path / "missing"), "--out", str(tmp_path / "out"), "--store", url)
+    assert build.code == 2 and build.err.count("\n") == 1 and "--store" in build.err and "give an http(s) URL" in build.err

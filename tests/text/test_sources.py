@@ -322,7 +322,8 @@ def test_paragraphs_with_no_text_are_skipped_and_said(tmp_path):
 
 def test_a_file_of_paragraphs_with_no_text_has_no_abstracts(tmp_path):
     f = write(tmp_path / "e.txt", "ICML 2026 Papers\n\n$$x^2$$\n")
-    with pytest.raises(InputError, match=r"no abstracts found in .*e\.txt$"):
+    with pytest.raises(InputError, match=r"no abstracts found in .*e\.txt \(1 skipped; the first: .*e\.txt, paragraph 2 "
+                                         r"\(line 3\): no text left after cleaning \('\$\$x\^2\$\$'\); paragraph skipped\)$"):
         read_papers([f])
 
 
@@ -397,3 +398,225 @@ def test_a_symbolic_link_loop_is_named_so(tmp_path):
     os.symlink(tmp_path / "gone.txt", tmp_path / "c")
     with pytest.raises(InputError, match=r"c: a symbolic link to .*gone\.txt, which does not exist"):
         read_papers([tmp_path / "c"])
+
+
+# 9. files that are not files, files over a limit, names and rows that are not text
+
+def _fifo_reader_in_a_thread(paths):
+    """read_papers(paths) in a daemon thread: what it raised (or returned), or None when it is still blocked after 20 s."""
+    import threading
+
+    outcome: list = []
+
+    def run():
+        try:
+            outcome.append(read_papers(paths))
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            outcome.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(20)
+    return outcome[0] if outcome else None
+
+
+@pytest.mark.parametrize("how", ["named", "in a folder", "linked"])
+def test_a_fifo_is_refused_not_waited_on(tmp_path, how):
+    os.mkfifo(tmp_path / "pipe.txt")
+    write(tmp_path / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
+    if how == "linked":
+        os.symlink(tmp_path / "pipe.txt", tmp_path / "link.txt")
+    given = {"named": [tmp_path / "pipe.txt"], "in a folder": [tmp_path], "linked": [tmp_path / "link.txt"]}[how]
+    outcome = _fifo_reader_in_a_thread(given)
+    assert outcome is not None, "read_papers is blocked on the FIFO"
+    if how == "in a folder":
+        assert len(outcome.papers) == 1 and "pipe.txt (a named pipe (FIFO))" in str(outcome.warnings[0])
+    else:
+        assert isinstance(outcome, InputError)
+        assert str(outcome).endswith(".txt: a named pipe (FIFO), not a regular file; give kg files of abstracts"), outcome
+
+
+def test_a_link_to_a_device_and_a_socket_are_refused_before_reading(tmp_path):
+    import socket
+
+    os.symlink("/dev/zero", tmp_path / "zero.txt")
+    with pytest.raises(InputError, match=r"zero\.txt: a character device, not a regular file"):
+        read_papers([tmp_path / "zero.txt"])
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "s.jsonl"))
+        with pytest.raises(InputError, match=r"s\.jsonl: a socket, not a regular file"):
+            read_papers([tmp_path / "s.jsonl"])
+
+
+def test_a_huge_sparse_file_is_refused_as_binary(tmp_path):
+    f = tmp_path / "huge.txt"
+    with f.open("wb") as out:
+        out.truncate(1 << 30)  # 1 GiB of NUL bytes, none on disk
+    with pytest.raises(InputError, match=r"huge\.txt: binary file, not text"):
+        read_papers([f])
+
+
+def test_a_file_over_the_size_limit_is_refused_with_the_limit(tmp_path, monkeypatch):
+    import kg.text.files
+
+    monkeypatch.setattr(kg.text.files, "MAX_FILE_BYTES", 100)
+    f = write(tmp_path / "big.txt", f"ICML 2026\n\n{ABSTRACT_A}\n\n{ABSTRACT_B}\n")
+    with pytest.raises(InputError, match=rf"big\.txt: {f.stat().st_size} bytes, over kg's limit of 100 per file; split it into several files$"):
+        read_papers([f])
+
+
+def test_a_30_mb_paragraph_is_skipped_with_the_limit_and_the_others_read(tmp_path):
+    from kg.text.files import MAX_ABSTRACT_CHARS
+
+    words = "graph neural networks learn message passing "
+    long = words * (30_000_000 // len(words))
+    f = write(tmp_path / "x.txt", f"ICML 2026\n\n{ABSTRACT_A}\n\n{long}\n\n{ABSTRACT_B}\n")
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == [ABSTRACT_A, ABSTRACT_B] and report.skipped == {"too_long": 1}
+    assert f"x.txt, paragraph 3 (line 5): paragraph of {len(long.strip()):,} characters, over kg's limit of {MAX_ABSTRACT_CHARS:,};" \
+        " paragraph skipped (put a blank line between abstracts, or check that it is an abstract)" in [str(w) for w in report.warnings]
+    one_line = write(tmp_path / "one.txt", words * (30_000_000 // len(words)))
+    with pytest.raises(InputError, match=r"no abstracts found in .*one\.txt \(1 skipped; the first: .*over kg's limit of 100,000"):
+        read_papers([one_line])
+
+
+def test_a_row_over_the_limits_is_skipped_and_the_others_read(tmp_path, monkeypatch):
+    import kg.text.files
+    import kg.text.sources
+
+    monkeypatch.setattr(kg.text.sources, "MAX_RECORD_CHARS", 30_000)
+    monkeypatch.setattr(kg.text.sources, "MAX_ABSTRACT_CHARS", 1_000)
+    monkeypatch.setattr(kg.text.sources, "MAX_FIELD_CHARS", 100)
+    rows = [json.dumps({"abstract": ABSTRACT_A, "authors": ["x" * 50] * 1000}), json.dumps({"abstract": "word " * 300}),
+            json.dumps({"abstract": ABSTRACT_B, "title": "t" * 200}), json.dumps({"abstract": ABSTRACT_A + " Again."})]
+    f = write(tmp_path / "x.jsonl", "\n".join(rows) + "\n")
+    report = read_papers([f])
+    assert [(p.abstract, p.title) for p in report.papers] == [(ABSTRACT_B, None), (ABSTRACT_A + " Again.", None)]
+    assert [str(w) for w in report.warnings] == [
+        f"x.jsonl, row 1: row of {len(rows[0]):,} characters, over kg's limit of 30,000; row skipped (is it one JSON object a line?)",
+        "x.jsonl, row 2: abstract of 1,499 characters, over kg's limit of 1,000; row skipped (check that it is an abstract)",
+        "x.jsonl, row 3: title of 200 characters, over kg's limit of 100; the paper is kept without it",
+    ]
+    assert report.skipped == {"too_long": 2}
+
+
+def test_a_row_nested_100000_deep_and_a_5000_digit_id_are_read_or_said(tmp_path):
+    deep = '{"abstract": "' + ABSTRACT_A + '", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    rows = [deep, '{"abstract": "' + ABSTRACT_B + '", "id": ' + "9" * 5000 + ', "year": ' + "2" * 5000 + "}",
+            '{"abstract": ' + "7" * 5000 + "}"]
+    f = write(tmp_path / "x.jsonl", "\n".join(rows) + "\n")
+    report = read_papers([f])
+    assert [(p.abstract, p.source_id, p.year) for p in report.papers] == [(ABSTRACT_B, "9" * 5000, None)]
+    warnings = [str(w) for w in report.warnings]
+    assert warnings[0] == "x.jsonl, row 1: JSON nested too deep to read; row skipped, fix it and rebuild"
+    assert warnings[1].startswith("x.jsonl, row 2: year 2222") and warnings[1].endswith("is not a year; the paper is kept with year unknown")
+    assert warnings[2].startswith("x.jsonl, row 3: no abstract (the 'abstract' field is not text: 7777")
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c"])
+def test_json_lines_are_split_at_line_ends_only(tmp_path, separator):
+    row = json.dumps({"abstract": f"{ABSTRACT_A}{separator}{ABSTRACT_B}", "title": f"a{separator}b"}, ensure_ascii=False)
+    f = write(tmp_path / "x.jsonl", row + "\r\n" + json.dumps({"abstract": ABSTRACT_B + " Twice."}) + "\n")
+    report = read_papers([f])
+    assert len(report.papers) == 2 and report.warnings == (), [str(w) for w in report.warnings]
+    assert report.papers[0].abstract == f"{ABSTRACT_A} {ABSTRACT_B}"
+
+
+def test_a_text_paragraph_is_not_split_at_a_line_separator(tmp_path):
+    f = write(tmp_path / "x.txt", f"ICML 2026\n\n{ABSTRACT_A}\u2028{ABSTRACT_B}\n")
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == [f"{ABSTRACT_A} {ABSTRACT_B}"] and report.warnings == ()
+
+
+def test_a_file_name_that_is_not_utf8_is_one_line_naming_it(tmp_path):
+    name = os.fsdecode(b"bad\xff\xfename.txt")
+    write(tmp_path / name, f"ICML 2026\n\n{ABSTRACT_A}\n")
+    for given in ([tmp_path / name], [tmp_path]):
+        with pytest.raises(InputError) as e:
+            read_papers(given)
+        assert str(e.value).endswith("bad\\xff\\xfename.txt: the file name is not valid UTF-8; rename the file"
+                                     " (kg records the names of its inputs in the graph, as text)"), str(e.value)
+        str(e.value).encode("utf-8")  # printable as it is
+
+
+def test_odd_names_in_a_folder_are_named_on_one_line(tmp_path):
+    write(tmp_path / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
+    write(tmp_path / "new\nline.pdf", "x")
+    os.symlink(tmp_path / "loop.txt", tmp_path / "loop.txt")
+    os.symlink(tmp_path / "gone.txt", tmp_path / "broken.txt")
+    report = read_papers([tmp_path])
+    (note,) = [str(w) for w in report.warnings]
+    assert "\n" not in note and "new\\nline.pdf" in note
+    assert "broken.txt (a broken symbolic link)" in note and "loop.txt (a symbolic link loop)" in note
+
+
+def test_a_file_that_vanishes_or_cannot_be_read_is_one_line(tmp_path, monkeypatch):
+    import kg.text.sources
+
+    f = write(tmp_path / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
+    g = write(tmp_path / "b.txt", f"ICML 2026\n\n{ABSTRACT_B}\n")
+    scan = kg.text.sources._scan
+
+    def scan_then_remove(paths):
+        found = scan(paths)
+        g.unlink()
+        return found
+
+    monkeypatch.setattr(kg.text.sources, "_scan", scan_then_remove)
+    with pytest.raises(InputError, match=r"b\.txt: no longer there \(removed or renamed while kg read its folder\?\); build again$"):
+        read_papers([tmp_path])
+    monkeypatch.undo()
+    if os.geteuid() != 0:  # root reads anything
+        f.chmod(0)
+        with pytest.raises(InputError, match=r"a\.txt: cannot be read \(permission denied\); check its permissions$"):
+            read_papers([f])
+
+
+def test_a_file_that_grows_while_read_is_read_as_it_was_opened_with_a_warning(tmp_path, monkeypatch):
+    f = write(tmp_path / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
+    size = f.stat().st_size
+    opened = os.fstat
+
+    def fstat_then_grow(fd):  # the file grows between its size is looked at and it is read
+        st = opened(fd)
+        with f.open("a") as more:
+            more.write(f"\n{ABSTRACT_B}\n")
+        return st
+
+    monkeypatch.setattr(os, "fstat", fstat_then_grow)
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == [ABSTRACT_A]
+    assert [w.reason for w in report.warnings] == ["file_grew"]
+    assert str(report.warnings[0]).endswith(f"a.txt: grew while kg read it; its first {size:,} bytes (its size when opened) were read,"
+                                            " build again once it is complete")
+
+
+def test_an_escaped_unpaired_surrogate_is_read_as_a_replacement_character_with_a_warning(tmp_path):
+    row = '{"abstract": "Graph neural networks \\ud800 pass messages.", "title": "T \\udfff", "id": "\\ud83d\\ude00"}'
+    f = write(tmp_path / "x.jsonl", row + "\n")
+    report = read_papers([f])
+    (paper,) = report.papers
+    assert (paper.abstract, paper.title, paper.source_id) == ("Graph neural networks \ufffd pass messages.", "T \ufffd", "\U0001f600")
+    assert [str(w) for w in report.warnings] == ["x.jsonl, row 1: the abstract and title hold an escaped unpaired surrogate"
+                                                 " (such as \\ud800), which is no character; read as U+FFFD"]
+    paper.abstract.encode("utf-8")
+
+
+def test_json_lines_files_joined_with_their_byte_order_marks_are_read_whole(tmp_path):
+    one = "\ufeff" + json.dumps({"abstract": ABSTRACT_A}) + "\n"
+    two = "\ufeff" + json.dumps({"abstract": ABSTRACT_B}) + "\n"
+    f = write(tmp_path / "both.jsonl", one + two)
+    report = read_papers([f])
+    assert [p.abstract for p in report.papers] == [ABSTRACT_A, ABSTRACT_B] and report.warnings == ()
+
+
+def test_warnings_of_a_kind_past_the_kept_ones_are_counted_not_kept(tmp_path, monkeypatch):
+    import kg.text.files
+
+    monkeypatch.setattr(kg.text.files, "MAX_KEPT_WARNINGS", 50)
+    f = write(tmp_path / "x.jsonl", json.dumps({"abstract": ABSTRACT_A}) + "\n" + "{}\n" * 3000 + "[1]\n")
+    report = read_papers([f])
+    assert [w.reason for w in report.warnings] == ["row_without_abstract"] * 50 + ["malformed_row"]
+    assert report.warning_counts == {"row_without_abstract": 3000, "malformed_row": 1}
+    assert str(report.warnings[49]) == "x.jsonl, row 51: no abstract (the 'abstract' field is missing or empty); row skipped"
+    assert report.skipped == {"row_without_abstract": 3000, "malformed_row": 1}

@@ -1,0 +1,366 @@
+"""Reading input files, whatever their format: regular files only, within kg's limits, decoded,
+split into lines, and named without absolute paths.
+
+The generic half of reading abstracts: `kg.text.sources` (and any other format's reader) opens
+a file with `read_input`, decodes it with `decode`, splits it with `split_lines`, and checks
+each record against `too_long`. The limits are per file (`MAX_FILE_BYTES`), per line or
+record (`MAX_RECORD_CHARS`), per abstract (`MAX_ABSTRACT_CHARS`) and per other field
+(`MAX_FIELD_CHARS`); docs/input.md documents them.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from kg.errors import InputError
+
+__all__ = [
+    "MAX_ABSTRACT_CHARS",
+    "MAX_FIELD_CHARS",
+    "MAX_FILE_BYTES",
+    "MAX_RECORD_CHARS",
+    "Diagnostic",
+    "RawFile",
+    "Warnings",
+    "decode",
+    "input_names",
+    "printable",
+    "read_input",
+    "read_json",
+    "replace_surrogates",
+    "split_lines",
+    "too_long",
+]
+
+# A file kg reads whole into memory: 2 GiB is about 1.3 million abstracts of JSON Lines (a
+# real export of 100,000 is ~150 MB); past it, a file is more likely a log or a disk image.
+MAX_FILE_BYTES = 2 << 30
+# A JSON Lines row or a CSV record: OpenAlex's largest works (thousands of authors) are a few MB.
+MAX_RECORD_CHARS = 16 << 20
+# An abstract (a paragraph, or a row's abstract): 100-300 words are ~2,000 characters; 100,000
+# is a long paper's full text, and costs ~10 s of extraction (1,000,000: 68 s and 3 GB).
+MAX_ABSTRACT_CHARS = 100_000
+# A title, venue or id.
+MAX_FIELD_CHARS = 10_000
+# Bytes looked at to tell text from binary data and UTF-16 without a byte-order mark.
+SAMPLE_BYTES = 8192
+# UTF-16 without a byte-order mark: at least this share of the bytes on one side (odd or
+# even offsets) are NUL and none on the other, as in mostly-ASCII text.
+UTF16_NUL_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A warning about the input: which file, where, what is wrong and what to do."""
+
+    file: str
+    where: str | None
+    message: str
+    reason: str  # a short machine-readable key, counted in stats.json
+
+    def __str__(self) -> str:
+        place = f"{self.file}, {self.where}" if self.where else self.file
+        return f"{place}: {self.message}"
+
+
+# Warnings of one kind (reason) kept in memory and reported; more are counted, not kept: a file of
+# 3,000,000 rows without an abstract held 3,000,000 warnings (1.2 GB) to print ten of them.
+MAX_KEPT_WARNINGS = 1000
+
+
+class Warnings(list):
+    """A list of `Diagnostic` that keeps at most `MAX_KEPT_WARNINGS` of each kind (reason), in
+    order, and counts every one (`counts`, by reason), for stats.json and the CLI's summary."""
+
+    def __init__(self, items=()) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+        self.extend(items)
+
+    def append(self, diagnostic: Diagnostic) -> None:
+        n = self.counts[diagnostic.reason] = self.counts.get(diagnostic.reason, 0) + 1
+        if n <= MAX_KEPT_WARNINGS:
+            super().append(diagnostic)
+
+    def extend(self, items) -> None:
+        if not isinstance(items, Warnings):
+            for diagnostic in items:
+                self.append(diagnostic)
+            return
+        kept: dict[str, int] = {}
+        for diagnostic in items:
+            kept[diagnostic.reason] = kept.get(diagnostic.reason, 0) + 1
+            self.append(diagnostic)
+        for reason, n in items.counts.items():  # those *items* counted and did not keep
+            self.counts[reason] = self.counts.get(reason, 0) + n - kept.get(reason, 0)
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """The bytes of an input file as read, their SHA-256 (what the build manifest keys it by:
+    the bytes kg read, not the file as it is later) and warnings about reading it."""
+
+    data: bytes
+    sha256: str
+    notes: tuple[Diagnostic, ...] = ()
+
+
+def printable(text: str) -> str:
+    """*text* with what would break a one-line message escaped as Python writes it: line and
+    paragraph separators, other control characters, and bytes of a file name that are not
+    UTF-8 (decoded by Python as lone surrogates).
+
+    >>> printable("bad\\udcff\\nname.txt")
+    'bad\\\\xff\\\\nname.txt'
+    """
+    if text.isprintable():
+        return text
+    out = []
+    for c in text:
+        if "\udc80" <= c <= "\udcff":  # a byte os.fsdecode could not decode
+            out.append(f"\\x{ord(c) - 0xDC00:02x}")
+        elif c.isprintable() or c == " ":
+            out.append(c)
+        else:
+            out.append(repr(c)[1:-1])
+    return "".join(out)
+
+
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def file_kind(path: Path) -> str | None:
+    """Why *path* is not a file kg reads ('a named pipe (FIFO)', 'a symbolic link loop', …), or
+    None when it is a regular file (or a link to one)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        if e.errno == errno.ENOENT and os.path.islink(path):
+            return "a broken symbolic link"
+        return f"cannot be read ({e.strerror})"
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
+def read_input(path: Path, name: str, *, expected: str = "files of abstracts", text: bool = True) -> RawFile:
+    """The bytes of the regular file *path* (reported as *name*), read once.
+
+    FIFOs, sockets and devices (or links to them) are refused before they are opened, so
+    that nothing blocks or reads without end; so is a file over `MAX_FILE_BYTES`, and (with
+    *text*) a binary file at its first bytes. A file that grows while it is read is read as it
+    was when opened, with a warning. *expected* says, in the messages, what kg wants instead
+    (any file kg reads goes through here: inputs, graph.json, gold sets, query files)."""
+    why = file_kind(path)
+    if why is not None:
+        if why.startswith("cannot be read"):
+            raise InputError(_unreadable(path, name, why))
+        raise InputError(f"{name}: {why}, not a regular file; give kg {expected}")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except OSError as e:
+        raise InputError(_unreadable(path, name, f"cannot be read ({e.strerror})")) from e
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):  # replaced between the check and the open
+            raise InputError(f"{name}: {_kind(st.st_mode)}, not a regular file; give kg {expected}")
+        if st.st_size > MAX_FILE_BYTES:
+            split = "; split it into several files" if expected == "files of abstracts" else f"; give kg {expected}"
+            raise InputError(f"{name}: {st.st_size:,} bytes, over kg's limit of {MAX_FILE_BYTES:,} per file{split}")
+        try:
+            sample = f.read(min(SAMPLE_BYTES, st.st_size))
+            if text:
+                _refuse_binary(sample, name)
+            data = sample + f.read(st.st_size - len(sample))
+            grew = bool(f.read(1))
+        except OSError as e:
+            raise InputError(f"{name}: cannot be read ({e.strerror or e}); check the file and its disk") from e
+    notes = ()
+    if grew:
+        notes = (Diagnostic(name, None, f"grew while kg read it; its first {len(data):,} bytes (its size when opened) were read,"
+                            " build again once it is complete", "file_grew"),)
+    return RawFile(data, hashlib.sha256(data).hexdigest(), notes)
+
+
+def _unreadable(path: Path, name: str, why: str) -> str:
+    if not os.path.lexists(path):
+        return f"{name}: no longer there (removed or renamed while kg read its folder?); build again"
+    if why.endswith("(Permission denied)"):
+        return f"{name}: cannot be read (permission denied); check its permissions"
+    return f"{name}: {why}; check the file"
+
+
+def _refuse_binary(sample: bytes, name: str) -> None:
+    """Refuse, at its first bytes, a file that is binary data rather than text in any encoding kg reads."""
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF8)) or _utf16_without_bom(sample):
+        return
+    if _looks_binary(sample):
+        raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
+
+
+def decode(raw: bytes, name: str) -> tuple[str, list[Diagnostic]]:
+    """Text from bytes: BOMs honoured, UTF-8 expected, UTF-16 without a BOM and Latin-1
+    accepted with a warning, binary data and NUL bytes refused."""
+    notes: list[Diagnostic] = []
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return raw.decode("utf-16"), notes
+        except UnicodeDecodeError as e:
+            raise InputError(f"{name}: not valid UTF-16 despite its byte-order mark ({e.reason}); re-save it as UTF-8") from e
+    bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    body = raw[bom:]
+    encoding = None if bom else _utf16_without_bom(body[:SAMPLE_BYTES])
+    if encoding:
+        try:
+            text = body.decode(encoding)
+        except UnicodeDecodeError as e:
+            raise InputError(f"{name}: looks like UTF-16 without a byte-order mark but is not valid {encoding.upper()} ({e.reason});"
+                             " save it as UTF-8") from e
+        if _looks_binary(text[:SAMPLE_BYTES].encode("utf-8", errors="replace")):
+            raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
+        notes.append(Diagnostic(name, None, f"UTF-16 without a byte-order mark; read as {encoding.upper()}, re-save it as UTF-8 to be sure",
+                                "decoded_as_utf16"))
+        return text, notes
+    if _looks_binary(body[:SAMPLE_BYTES]):
+        raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
+    nul = body.find(b"\x00")
+    if nul >= 0:
+        raise InputError(f"{name}: contains NUL bytes (the first at byte {bom + nul}: binary data?); give kg UTF-8 text, JSON Lines or CSV")
+    try:
+        return body.decode("utf-8"), notes
+    except UnicodeDecodeError as e:
+        despite = " despite its UTF-8 byte-order mark" if bom else ""
+        notes.append(
+            Diagnostic(
+                name,
+                None,
+                f"not UTF-8 (byte {bom + e.start}){despite}; read as Windows-1252/Latin-1, re-save it as UTF-8 to be sure",
+                "decoded_as_latin1",
+            )
+        )
+        try:
+            return body.decode("cp1252"), notes
+        except UnicodeDecodeError:
+            return body.decode("latin-1"), notes
+
+
+def _looks_binary(sample: bytes) -> bool:
+    if not sample:
+        return False
+    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    return control / len(sample) > 0.05
+
+
+def _utf16_without_bom(sample: bytes) -> str | None:
+    """'utf-16-le' or 'utf-16-be' when *sample* looks like UTF-16 text without a byte-order
+    mark (NUL bytes at every other offset, none at the others), else None."""
+    if len(sample) < 4:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    if not even.count(0) and odd.count(0) >= UTF16_NUL_SHARE * len(odd):
+        return "utf-16-le"
+    if not odd.count(0) and even.count(0) >= UTF16_NUL_SHARE * len(even):
+        return "utf-16-be"
+    return None
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of *text*, split at line ends only: ``\\n``, ``\\r\\n`` and ``\\r``.
+
+    Not `str.splitlines`, which also splits at U+2028, U+2029, U+0085 and \\x1c-\\x1e: characters
+    a JSON string or an abstract may hold as they are.
+
+    >>> split_lines("a\\u2028b\\r\\nc\\rd\\n")
+    ['a\\u2028b', 'c', 'd']
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def read_json(path: Path) -> object:
+    """The JSON value of the file *path*, or None when there is none kg can read: a file kg
+    wrote for itself (the build manifest, a store's source.json, stats.json) that is missing,
+    not a regular file, damaged, or nested too deep. Whoever reads it then does as if it were
+    missing (rebuilds, reloads), never fails."""
+    import json
+
+    try:
+        return json.loads(read_input(path, str(path), text=False).data.decode("utf-8"))
+    except (InputError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> tuple[str, int]:
+    """*text* with each unpaired UTF-16 surrogate replaced by U+FFFD, and how many there were.
+
+    A JSON string may escape one (``"\\ud800"``) that is no character: Python keeps it, and
+    nothing can write it as UTF-8. (A pair of escapes is one character, joined by the JSON reader.)"""
+    return _SURROGATE.subn("\ufffd", text)
+
+
+def too_long(what: str, value: str, limit: int) -> str | None:
+    """Why *value* (the *what* of a record: 'abstract', 'title', 'row'…) is over *limit*
+    characters, for a warning; None when it is not."""
+    if len(value) <= limit:
+        return None
+    return f"{what} of {len(value):,} characters, over kg's limit of {limit:,}"
+
+
+def input_names(files: list[tuple[Path, Path]]) -> list[str]:
+    """The name each input file is reported and recorded by (``kgv:source``, keyphrases.jsonl,
+    stats.json, warnings), for (file, path given on the command line) pairs: its path relative
+    to the working directory when it is under it, else its path from the folder given (that
+    folder's name first) or its own name when named alone, with as many of the folders above
+    as make it differ from the other files' names. Never an absolute path: the graph is
+    published, the folders above the inputs are the user's business. Paths are taken as
+    written (links are not followed), so a link is named where it is, not where it points.
+
+    A name that is not valid UTF-8 text (bytes Python decoded as lone surrogates) is refused."""
+    cwd = os.getcwd()
+    names: list[str] = []
+    taken: set[str] = set()
+    for file, given in files:
+        absolute = os.path.normpath(os.path.abspath(file))
+        relative = _under(absolute, cwd)
+        if relative is None:
+            root = os.path.dirname(os.path.normpath(os.path.abspath(given)))
+            relative = os.path.relpath(absolute, root) if root != absolute else os.path.basename(absolute)
+            while relative in taken and root != os.path.dirname(root):
+                root = os.path.dirname(root)
+                relative = os.path.relpath(absolute, root)
+        name = Path(relative).as_posix()
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{printable(name)}: the file name is not valid UTF-8; rename the file"
+                             " (kg records the names of its inputs in the graph, as text)") from None
+        names.append(name)
+        taken.add(name)
+    return names
+
+
+def _under(path: str, folder: str) -> str | None:
+    """*path* relative to *folder* when it is under it (lexically), else None."""
+    if path == folder:
+        return os.path.basename(path)
+    prefix = folder.rstrip(os.sep) + os.sep
+    return path[len(prefix):] if path.startswith(prefix) else None
