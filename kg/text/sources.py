@@ -4,8 +4,10 @@ A text file starts with a header line naming the venue and year in any language
 (``ICML 2026 Papers``, ``ICLR 2026 论文列表``); each following paragraph is one abstract
 (a paragraph whose every line is long enough to be an abstract is one abstract per line).
 JSON Lines and CSV rows carry an ``abstract`` field and optional ``id``, ``title``,
-``venue`` and ``year``. A folder is read for its files with one of `FOLDER_SUFFIXES`; a
-file named on its own is read whatever its name.
+``venue`` and ``year``. BibTeX, RIS, OpenAlex works and arXiv metadata are read by
+`kg.text.formats`, found by suffix and content (`read_format`); every reader makes
+`kg.text.records.Record` s, merged here into papers. A folder is read for its files with one
+of `FOLDER_SUFFIXES`; a file named on its own is read whatever its name.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from pathlib import Path
 
 from kg.errors import InputError
 from kg.text.clean import clean_text, find_urls, normalize_space
+from kg.text.records import Author, Diagnostic, Source
+from kg.text.records import Record as _Record
+from kg.text.records import where as _where
 
 __all__ = [
     "Diagnostic",
@@ -39,9 +44,10 @@ __all__ = [
 TEXT_SUFFIXES = (".txt",)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv", ".tsv")
-# What a folder is read for (the formats the README documents); a file named on its own is
-# read whatever its suffix, as an abstract list unless it is JSON Lines or CSV.
-FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
+OTHER_SUFFIXES = (".json", ".bib", ".ris")  # OpenAlex works and JSON, BibTeX, RIS: kg.text.formats
+# What a folder is read for (the formats docs/input.md documents); a file named on its own is
+# read whatever its suffix, as an abstract list unless its content is of another format.
+FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES + OTHER_SUFFIXES
 MAX_HEADER_WORDS = 12
 # A paragraph of two or more lines that each have this many words is one abstract per line:
 # an abstract has 100-300 words, a hard-wrapped line 10-15.
@@ -53,19 +59,6 @@ SAMPLE_BYTES = 8192
 UTF16_NUL_SHARE = 0.5
 # How many skipped files of a folder its warning names.
 MAX_NAMED_SKIPS = 5
-
-
-@dataclass(frozen=True, order=True)
-class Source:
-    """Where a paper was read: a file and its paragraph (text) or row (JSONL/CSV), 1-based."""
-
-    file: str
-    paragraph: int | None = None
-    row: int | None = None
-    line: int | None = None
-
-    def __str__(self) -> str:
-        return f"{self.file}, {_where(self)}"
 
 
 @dataclass(frozen=True)
@@ -81,6 +74,10 @@ class Paper:
     source_id: str | None = None
     urls: tuple[str, ...] = ()
     sources: tuple[Source, ...] = ()
+    doi: str | None = None  # checked, lowercase (kg.text.identifiers)
+    arxiv: str | None = None
+    authors: tuple[Author, ...] = ()  # in byline order
+    journal_ref: str | None = None  # an arXiv record's journal reference
 
     @property
     def document(self) -> str:
@@ -89,20 +86,6 @@ class Paper:
             title = clean_text(self.title)
             return f"{title}. {self.text}" if not title.endswith((".", "?", "!")) else f"{title} {self.text}"
         return self.text
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """A warning about the input: which file, where, what is wrong and what to do."""
-
-    file: str
-    where: str | None
-    message: str
-    reason: str  # a short machine-readable key, counted in stats.json
-
-    def __str__(self) -> str:
-        place = f"{self.file}, {self.where}" if self.where else self.file
-        return f"{place}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -278,17 +261,6 @@ def _is_header(paragraph: str) -> bool:
 def _one_per_line(lines: Sequence[str]) -> bool:
     """Whether a paragraph of *lines* is one abstract per line: 2+ lines, each long enough to be one."""
     return len(lines) > 1 and all(len(line.split()) >= ONE_PER_LINE_MIN_WORDS for line in lines)
-
-
-@dataclass(frozen=True)
-class _Record:
-    abstract: str
-    source: Source
-    title: str | None = None
-    venue: str | None = None
-    year: int | None = None
-    source_id: str | None = None
-    text: str | None = None  # the cleaned abstract, when reading made it already
 
 
 def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
@@ -600,7 +572,12 @@ def _read_file(path: Path) -> tuple[list[_Record], list[Diagnostic], dict[str, i
     text, notes = _decode(raw, name)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     suffix = path.suffix.lower()
-    if suffix in JSONL_SUFFIXES:
+    from kg.text.formats import read_format  # BibTeX, RIS, OpenAlex, arXiv and JSON: their readers
+
+    found = read_format(name, suffix, text, jsonl=_read_jsonl, row=_record_from_mapping)
+    if found is not None:
+        records, more, skipped = found
+    elif suffix in JSONL_SUFFIXES:
         records, more, skipped = _read_jsonl(name, text)
     elif suffix in CSV_SUFFIXES:
         records, more, skipped = _read_csv(name, text, "\t" if suffix == ".tsv" else ",")
@@ -630,6 +607,10 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
                 source_id=record.source_id,
                 urls=find_urls(record.abstract),
                 sources=(record.source,),
+                doi=record.doi,
+                arxiv=record.arxiv,
+                authors=record.authors,
+                journal_ref=record.journal_ref,
             )
             continue
         merged += 1
@@ -648,6 +629,10 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
             venue=known.venue or record.venue,
             year=known.year or record.year,
             source_id=known.source_id or record.source_id,
+            doi=known.doi or record.doi,
+            arxiv=known.arxiv or record.arxiv,
+            authors=known.authors or record.authors,
+            journal_ref=known.journal_ref or record.journal_ref,
         )
     return list(papers.values()), merged, notes
 
@@ -661,12 +646,6 @@ def _dropped(known: Paper, record: _Record) -> str:
     what = " and ".join(w for w, _, _ in kept)
     return (f"; the {what} given here ({' '.join(str(r) for _, _, r in kept)}) {'is' if len(kept) == 1 else 'are'} not kept,"
             f" the paper keeps {' '.join(str(k) for _, k, _ in kept)}")
-
-
-def _where(source: Source) -> str:
-    if source.paragraph is None:
-        return f"row {source.row}"
-    return f"paragraph {source.paragraph} (line {source.line})" if source.line else f"paragraph {source.paragraph}"
 
 
 def read_papers(paths: Sequence[str | Path]) -> ReadReport:
