@@ -90,6 +90,10 @@ def build_graph(
             urls=list(p.urls),
             sources=[source_ref(s) for s in p.sources],
             source_id=p.source_id,
+            doi=p.doi,
+            arxiv=p.arxiv,
+            authors=[a.as_dict() for a in p.authors],
+            journal_ref=p.journal_ref,
         )
         if p.venue:
             v = venue_node(p.venue)
