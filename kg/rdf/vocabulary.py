@@ -46,6 +46,11 @@ class KGV(DefinedNamespace):
     venuePaperCount: URIRef
     word: URIRef
     text: URIRef
+    Authorship: URIRef
+    work: URIRef
+    person: URIRef
+    position: URIRef
+    journalRef: URIRef
 
 
 def check_base(base: str) -> str:

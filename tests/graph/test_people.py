@@ -4,10 +4,13 @@ persons they make (kg.graph.people) and their RDF."""
 from __future__ import annotations
 
 import networkx as nx
+import pyoxigraph as ox
 from fixture_graph import ADA, GRACE, P1, P3, P5, P6, fixture_graph
 
 from kg.graph.io import graph_to_json, load_graph
 from kg.graph.people import people, person_slug
+from kg.rdf.statements import to_rdf
+from kg.rdf.write import serialize
 
 
 def test_paper_nodes_carry_authors_in_order_and_identifiers():
@@ -53,3 +56,27 @@ def test_a_name_shared_by_two_orcids_is_not_guessed():
     persons, authors_of = people(G)
     assert len(persons) == 3 and authors_of["paper:c"] == ["person:" + person_slug(name="Li Wei")]
     assert person_slug(name="J. Doe") != person_slug(name="J Doe")  # punctuation is part of the name
+
+
+def test_rdf_has_each_author_in_order_with_their_person():
+    store = ox.Store()
+    store.load(serialize(to_rdf(fixture_graph()), "nt").encode(), format=ox.RdfFormat.N_TRIPLES)
+    rows = store.query("""
+        PREFIX schema: <https://schema.org/> PREFIX kgv: <https://example.org/kg/vocab#>
+        SELECT ?paper ?position ?asWritten ?name ?orcid WHERE {
+          ?a kgv:work ?paper ; kgv:position ?position ; schema:name ?asWritten ; kgv:person ?person .
+          ?paper schema:author ?person . ?person schema:name ?name .
+          OPTIONAL { ?person schema:sameAs ?orcid }
+        } ORDER BY ?paper ?position""")
+    got = [(r["paper"].value.rpartition("/")[2], int(r["position"].value), r["asWritten"].value, r["name"].value,
+            r["orcid"].value if r["orcid"] else None) for r in rows]
+    assert got[:6] == [
+        (P1, 1, "Ada Lovelace", "Ada Lovelace", f"https://orcid.org/{ADA}"), (P1, 2, "Alan Turing", "Alan Turing", None),
+        ("p200000000000000", 1, "Alan Turing", "Alan Turing", None), ("p200000000000000", 2, "Grace Hopper", "Grace Hopper", f"https://orcid.org/{GRACE}"),
+        (P3, 1, "ada lovelace", "Ada Lovelace", f"https://orcid.org/{ADA}"), (P3, 2, "Grace Hopper", "Grace Hopper", f"https://orcid.org/{GRACE}"),
+    ]
+    assert len(got) == 10
+    same = {(r["p"].value.rpartition("/")[2], r["s"].value) for r in store.query(
+        "SELECT ?p ?s WHERE { ?p a <https://schema.org/ScholarlyArticle> ; <https://schema.org/sameAs> ?s }")}
+    assert same == {(P1, "https://doi.org/10.5555/zo-llm.2024"), (P3, "https://arxiv.org/abs/2501.00001"),
+                    ("p400000000000000", "https://doi.org/10.5555/fedft.2024")}
