@@ -51,6 +51,8 @@ class KGV(DefinedNamespace):
     person: URIRef
     position: URIRef
     journalRef: URIRef
+    conceptRank: URIRef
+    labelOrder: URIRef
 
 
 def check_base(base: str) -> str:

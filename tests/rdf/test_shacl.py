@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pyshacl
 import pytest
-from fixture_graph import P1, P2, fixture_graph
+from fixture_graph import P1, P2, P4, fixture_graph
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
@@ -110,6 +110,12 @@ def _orphan_person(g: Graph) -> None:
 
 # (id, mutation, a phrase the report must contain)
 BREAKAGES = [
+    ("conceptRank-missing", lambda g: g.remove((A11, KGV.conceptRank, None)), "exactly one kgv:conceptRank"),
+    ("conceptRank-twice", lambda g: _set(g, assignment(P1, 2), KGV.conceptRank, Literal(1)) or _set(g, assignment(P4, 2), KGV.conceptRank, Literal(1)),
+     "of its links have kgv:conceptRank 1"),
+    ("conceptRank-above-count", lambda g: _set(g, A11, KGV.conceptRank, Literal(3)), "kgv:conceptRank 3 but the concept has 2 papers"),
+    ("labelOrder-missing", lambda g: g.remove((OPT, KGV.labelOrder, None)), "exactly one kgv:labelOrder"),
+    ("labelOrder-twice", lambda g: _set(g, OPT, KGV.labelOrder, Literal(1)), "is also that of"),
     ("doi-not-iri", lambda g: g.add((paper(P2), SDO.sameAs, Literal("10.5555/x.1"))), "schema:sameAs of a paper is its"),
     ("doi-malformed", lambda g: g.add((paper(P2), SDO.sameAs, URIRef("https://doi.org/11.5555/x"))), "schema:sameAs of a paper is its"),
     ("arxiv-with-version", lambda g: g.add((paper(P2), SDO.sameAs, URIRef("https://arxiv.org/abs/2501.00002v2"))),
