@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from fixture_graph import P1, P2, P4, P6, fixture_graph
+from fixture_graph import ADA, GRACE, P1, P2, P4, P6, fixture_graph
 
 from kg.errors import QueryError
 from kg.rdf.statements import to_rdf
@@ -54,6 +54,7 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("both", ["label=optimization", concept("federated-learning")]),  # ?concept wins
         ("unknown", ["label=no such concept"]),
         ("none", []),                                            # nothing asked: no rows, not every paper
+        ("page", ["label=optimization", "limit=2", "offset=1"]),  # the 2nd and 3rd rows: a direct link, then one below
     ],
     "concepts-of-paper": [
         ("id", [f"id={P1}"]),                                    # rank 4 joined no concept: a gap
@@ -106,6 +107,36 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("none", []),
     ],
     "provenance": [("default", [])],
+    "concepts-by-year": [
+        ("default", []),                                         # the 10 highest paper counts: every concept with papers here
+        ("label", ["label=LLM"]),                                # 2 of 2 papers in 2024, 1 of 3 in 2025
+        ("iri", [concept("optimization")]),                      # P3 and P5, both 2025; not its narrower concepts' papers
+        ("page", ["limit=3", "offset=2"]),
+    ],
+    "rising-concepts": [
+        ("default", []),                                         # 2025 against 2024, 2 papers or more in 2025
+        ("min1", ["min=1"]),
+        ("since", ["since=2024", "min=1"]),                      # no earlier period: every share against none
+        ("from", ["since=2025", "from=2025", "min=1"]),          # an earlier period of no year
+    ],
+    "venue-new-concepts": [
+        ("default", []),                                         # each venue's latest year, 2025
+        ("venue-year", ["venue=ICLR", "year=2025"]),             # LLM and fine-tuning were there in 2024
+        ("first-year", ["venue=ICML", "year=2024"]),             # a venue's first year: all new
+        ("none", ["venue=NeurIPS"]),
+    ],
+    "author-concepts": [
+        ("name", ["author=ada LOVELACE"]),                       # any case; P3's "ada lovelace" is hers (one ORCID so named)
+        ("orcid", [f"orcid={ADA}"]),
+        ("iri", [f"person=<{DEFAULT_BASE}person/orcid-{GRACE}>"]),
+        ("initials", ["author=A. Turing"]),                      # not Alan Turing
+        ("none", []),
+    ],
+    "coauthors-by-concepts": [
+        ("orcid", [f"orcid={ADA}"]),                             # co-authors (together 1) and others (0)
+        ("name", ["author=katherine johnson"]),
+        ("none", []),
+    ],
     "related-concepts": [
         ("label", ["label=LLM"]),                                # altLabel; one related concept
         ("iri", [concept("fine-tuning")]),                       # three, by association
@@ -193,6 +224,7 @@ def test_every_page_is_the_slice_of_every_row(store, query):
     plain LIMIT would."""
     checked = 0
     for _, binds in CASES[query]:
+        binds = [b for b in binds if b.partition("=")[0] not in PAGE_VARIABLES]
         every = run(store, query, [*binds, "limit=0"])
         assert every.rows == run(store, query, [*binds, "limit=1000"]).rows
         for limit, offset in PAGES:
