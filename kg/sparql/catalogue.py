@@ -178,7 +178,8 @@ def split_page(query: CannedQuery, bindings: Mapping[str, object] | Iterable[str
     numbers = {}
     for key, value in values.items():
         if not re.fullmatch(r"\d{1,9}", value):
-            raise QueryError(f"--bind {key}={value}: give a whole number >= 0 ({PAGE_VARIABLES[key]})")
+            raise QueryError(f"--bind {key}={value}: give a whole number >= 0 as the {key} "
+                             f"({'the rows a page; 0 gives every row' if key == 'limit' else 'the rows skipped before the page'})")
         numbers[key] = int(value)
     return Page(numbers.get("limit", PAGE_ROWS), numbers.get("offset", 0)), rest
 
