@@ -205,10 +205,19 @@ def bench_sparql(out: Path, runs: int) -> None:
     from kg.sparql.engine import load_store, run_query
     from kg.sparql.bindings import parse_binding
 
-    def engine(text: str, binds: list[str]) -> bytes:
+    from kg.sparql.catalogue import named_query, paged_text, split_page
+
+    def as_run(name: str, binds: list[str]) -> tuple[str, list[str]]:
+        """The text kg query runs for *name* with *binds* (a paged query's page written in) and the other bindings."""
+        canned = named_query(name)
+        page, rest = split_page(canned, binds)
+        return paged_text(canned, page), rest
+
+    def engine(name: str, binds: list[str]) -> bytes:
         """Oxigraph evaluating the query and writing its SPARQL JSON results, as a SPARQL server
         answers: the engine time (run_query also reads those results into Python objects)."""
-        subs = {ox.Variable(k): v for k, v in map(parse_binding, binds)}
+        text, rest = as_run(name, binds)
+        subs = {ox.Variable(k): v for k, v in map(parse_binding, rest)}
         return store.query(text, substitutions=subs or None).serialize(format=ox.QueryResultsFormat.JSON)
 
     store = load_store(out / "graph.ttl")
@@ -232,13 +241,21 @@ def bench_sparql(out: Path, runs: int) -> None:
         elif name == "search":
             cases.append(["text=zeroth-order optimization"])  # a specific text beside the broad one
         for binding in cases:
-            t_ox = median_time(lambda: engine(text, binding), runs)
-            t_api = median_time(lambda: run_query(store, text, binding), runs)
-            rows_ = len(run_query(store, text, binding).rows)
-            shown = " ".join(b for b in binding if not b.startswith("paper="))
-            what = f"sparql {name}{' ' + shown if shown else ''} (Oxigraph store)"
-            report(what, "", f"{t_ox * 1000:.0f} ms, {rows_} rows", "target 100 ms", f"{t_api * 1000:.0f} ms in run_query",
-                   met=t_ox <= 0.1)
+            # A paged query: its default page (the target) and, beside it, its whole answer
+            # (limit=0), each page checked to be the whole answer's first rows.
+            for page in ([binding, [*binding, "limit=0"]] if query["paged"] else [binding]):
+                t_ox = median_time(lambda: engine(name, page), runs)
+                t_api = median_time(lambda: run_query(store, *as_run(name, page)), runs)
+                rows_ = run_query(store, *as_run(name, page)).rows
+                if page is not binding:
+                    assert run_query(store, *as_run(name, binding)).rows == rows_[:100], f"{name}: a page is not the first rows"
+                shown = " ".join(b for b in page if not b.startswith("paper="))
+                what = f"sparql {name}{' ' + shown if shown else ''} (Oxigraph store)"
+                if page is binding:
+                    report(what, "", f"{t_ox * 1000:.0f} ms, {len(rows_)} rows", "target 100 ms",
+                           f"{t_api * 1000:.0f} ms in run_query", met=t_ox <= 0.1)
+                else:  # the whole answer: reported, not judged
+                    report(what, "", f"{t_ox * 1000:.0f} ms, {len(rows_)} rows", "", f"{t_api * 1000:.0f} ms in run_query")
         if name in ("top-concepts", "concepts-of-paper", "papers-with-code"):
             if g is None:
                 start = time.perf_counter()
@@ -251,7 +268,7 @@ def bench_sparql(out: Path, runs: int) -> None:
                 var, _, value = b.partition("=")
                 init[var] = URIRef(value[1:-1]) if value.startswith("<") else Literal(value)
             start = time.perf_counter()
-            list(g.query(text, initBindings=init))
+            list(g.query(as_run(name, binds)[0], initBindings=init))
             t_rdflib = time.perf_counter() - start
             report(f"sparql {name} (rdflib in memory)", "", f"{t_rdflib * 1000:.0f} ms", f"Oxigraph {t_ox * 1000:.0f} ms",
                    f"x{t_rdflib / max(t_ox, 1e-6):.0f}")

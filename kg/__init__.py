@@ -28,19 +28,29 @@ def build(paths=("seeds",), out="outputs", **options):
 def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_graph=()):
     """Run a query (a ``.rq`` path or a name in ``queries/``) on *graph*; returns a `QueryResult`.
 
-    *bind* holds ``NAME=VALUE`` strings or a name -> pyoxigraph term mapping. With *endpoint*
+    *bind* holds ``NAME=VALUE`` strings or a name -> pyoxigraph term mapping; a paged query
+    also takes ``limit`` (default 100, 0 for all rows) and ``offset``, and its result's
+    ``next_offset`` is that of the next page when this one is full. With *endpoint*
     (a SPARQL endpoint URL) the query runs there instead, over *default_graph* (IRIs of named
     graphs, sent as ``default-graph-uri``) when given; see `kg.sparql.remote.query_endpoint`.
     """
-    from kg.sparql.catalogue import find_query, query_text
+    from dataclasses import replace
+
+    from kg.sparql.catalogue import find_query, paged_text, read_query, split_page
     from kg.sparql.engine import load_store, run_query
 
-    text = query_text(find_query(query))
+    canned = read_query(find_query(query))
+    page, bind = split_page(canned, bind)  # a paged query's limit and offset (docs/cli.md)
+    text = paged_text(canned, page)
     if endpoint is not None:
         from kg.sparql.remote import query_endpoint
 
-        return query_endpoint(endpoint, text, bind=bind, default_graph=default_graph)
-    return run_query(load_store(graph), text, bind)
+        result = query_endpoint(endpoint, text, bind=bind, default_graph=default_graph)
+    else:
+        result = run_query(load_store(graph), text, bind)
+    if page is not None and page.limit and len(result.rows) == page.limit:
+        result = replace(result, next_offset=page.offset + page.limit)
+    return result
 
 
 def publish(graph="outputs", store=None, *, update=None, graph_iri=None, **options):

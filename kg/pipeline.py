@@ -90,7 +90,8 @@ def keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[Pape
              "score": k.score, "rank": k.rank}
             for k in by_id[p.id].keyphrases
         ]
-        sources = [{"file": s.file, "paragraph": s.paragraph} if s.paragraph is not None else {"file": s.file, "row": s.row} for s in p.sources]
+        sources = [{"file": s.file, "paragraph": s.paragraph} if s.paragraph is not None else
+                   {"file": s.file, "row": s.row} if s.row is not None else {"file": s.file, "line": s.line} for s in p.sources]
         records.append({
             "id": p.id, "source_id": p.source_id, "label": node["label"], "venue": p.venue, "year": p.year,
             "sources": sources, "keyphrases": keyphrases,

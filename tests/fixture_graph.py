@@ -37,6 +37,23 @@ clusters: 1 "memory efficiency / fine-tuning / optimization" (those three and
 zeroth-order-optimization; the dominant cluster of P1 and P5) and 2 "stochastic gradient descent /
 federated learning / large language model" (those three; P2, P3, P4 and P6; P4 has two concepts
 in each, and its best-ranked, federated-learning, decides).
+
+Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
+
+======  ==========================================================  ===========================
+paper   authors                                                     identifiers
+======  ==========================================================  ===========================
+P1      Ada Lovelace (ORCID 0000-0002-1825-0097), Alan Turing        DOI 10.5555/zo-llm.2024
+P2      Alan Turing, Grace Hopper (ORCID 0000-0001-5109-3700)        -
+P3      ada lovelace (no ORCID: joins Ada Lovelace, the one so       arXiv 2501.00001
+        named with one), Grace Hopper
+P4      Alan  Turing (two spaces: the same name), Katherine Johnson  DOI 10.5555/fedft.2024
+P5      Katherine Johnson, A. Turing (another name: another person)  -
+P6      -                                                            -
+======  ==========================================================  ===========================
+
+So five persons: Ada Lovelace (P1, P3), Alan Turing (P1, P2, P4), Grace Hopper (P2, P3),
+Katherine Johnson (P4, P5), A. Turing (P5).
 """
 
 from __future__ import annotations
@@ -48,9 +65,10 @@ from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
 from kg.graph.build import build_graph
 from kg.graph.layout import add_map
 from kg.rdf.vocabulary import DEFAULT_BASE
+from kg.text.records import Author
 from kg.text.sources import Paper, Source
 
-__all__ = ["fixture_graph", "P1", "P2", "P3", "P4", "P5", "P6", "MODEL", "MODEL_SHA256"]
+__all__ = ["fixture_graph", "P1", "P2", "P3", "P4", "P5", "P6", "MODEL", "MODEL_SHA256", "ADA", "GRACE"]
 
 P1, P2, P3, P4, P5, P6 = (f"p{i}{'0' * 14}" for i in range(1, 7))  # "p" + 15 hex digits, as kg makes them
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -82,6 +100,17 @@ _PAPERS = {
     P6: ("SGD without a venue", None, None, None, (),
          Source("seeds/fixture.txt", paragraph=4), None,
          "A note on SGD."),
+}
+
+ADA, GRACE = "0000-0002-1825-0097", "0000-0001-5109-3700"
+# id: (authors, DOI, arXiv id)
+_AUTHORS = {
+    P1: ((Author("Ada Lovelace", ADA), Author("Alan Turing")), "10.5555/zo-llm.2024", None),
+    P2: ((Author("Alan Turing"), Author("Grace Hopper", GRACE)), None, None),
+    P3: ((Author("ada lovelace"), Author("Grace Hopper")), None, "2501.00001"),
+    P4: ((Author("Alan  Turing"), Author("Katherine Johnson")), "10.5555/fedft.2024", None),
+    P5: ((Author("Katherine Johnson"), Author("A. Turing")), None, None),
+    P6: ((), None, None),
 }
 
 # paper id: [(phrase, score, rank, concept id or None)], best first, as KeyBERT ranks them
@@ -136,7 +165,8 @@ _SPECIFICITY = {"federated-learning": 0.81, "fine-tuning": 0.62, "language-model
 def fixture_graph() -> nx.Graph:
     """The fixture graph: 6 papers, 10 concepts (one generic), 2 venues (see the module docstring)."""
     papers = [
-        Paper(pid, abstract, abstract, title=title, venue=venue, year=year, source_id=source_id, urls=urls, sources=(source,))
+        Paper(pid, abstract, abstract, title=title, venue=venue, year=year, source_id=source_id, urls=urls, sources=(source,),
+              authors=_AUTHORS[pid][0], doi=_AUTHORS[pid][1], arxiv=_AUTHORS[pid][2])
         for pid, (_, title, venue, year, urls, source, source_id, abstract) in _PAPERS.items()
     ]
     keyphrases = [

@@ -181,3 +181,24 @@ def test_query_reads_the_persistent_store_and_falls_back_to_the_file(tmp_path, h
     assert persistent_store(out / "graph.ttl") is None
     via_file = run_cli("query", "top-concepts", "--graph", str(out / "graph.ttl"), "--format", "csv")
     assert via_store.code == via_file.code == 0 and via_store.out == via_file.out and "graph neural network" in via_store.out
+
+
+def test_query_pages(run_cli, project, tmp_path):
+    """A paged canned query answers a page (limit, offset) and says on stderr how to get the next."""
+    from fixture_graph import fixture_graph
+
+    from kg.rdf.statements import to_rdf
+    from kg.rdf.write import serialize
+
+    graph = tmp_path / "graph.ttl"
+    graph.write_text(serialize(to_rdf(fixture_graph()), "turtle"), encoding="utf-8")
+    args = ("query", "papers-of-concept", "--graph", str(graph), "--bind", "label=optimization", "--format", "csv")
+    every = run_cli(*args, "--bind", "limit=0")
+    assert every.code == 0 and len(every.out.splitlines()) == 6 and every.err == ""  # 5 rows and the header
+    page = run_cli(*args, "--bind", "limit=2", "--bind", "offset=1")
+    assert page.out.splitlines() == every.out.splitlines()[:1] + every.out.splitlines()[2:4]
+    assert page.err == "a page of 2 rows; the next: --bind offset=3, all of them: --bind limit=0\n"
+    last = run_cli(*args, "--bind", "limit=2", "--bind", "offset=4")
+    assert last.out.splitlines()[1:] == every.out.splitlines()[5:] and last.err == ""
+    bad = run_cli(*args, "--bind", "limit=-2")
+    assert bad.code == 4 and bad.err == "error: --bind limit=-2: give a whole number >= 0 as the limit (the rows a page; 0 gives every row)\n"

@@ -40,9 +40,13 @@ def venue_node(venue: str) -> str:
 
 
 def source_ref(source: Source) -> str:
+    """``file#paragraph=N`` (an abstract list), ``file#row=N`` (a JSON Lines or CSV row, the Nth
+    work of a JSON file) or ``file#line=N`` (the line a BibTeX entry or RIS record starts at)."""
     if source.paragraph is not None:
         return f"{source.file}#paragraph={source.paragraph}"
-    return f"{source.file}#row={source.row}"
+    if source.row is not None:
+        return f"{source.file}#row={source.row}"
+    return f"{source.file}#line={source.line}"
 
 
 def build_graph(
@@ -92,6 +96,10 @@ def build_graph(
             urls=list(p.urls),
             sources=[source_ref(s) for s in p.sources],
             source_id=p.source_id,
+            doi=p.doi,
+            arxiv=p.arxiv,
+            authors=[a.as_dict() for a in p.authors],
+            journal_ref=p.journal_ref,
         )
         if p.venue:
             v = venue_node(p.venue)

@@ -32,6 +32,7 @@ from kg.rdf.vocabulary import (
     check_base,
     prefixes,
 )
+from kg.text.identifiers import arxiv_iri, doi_iri, orcid_iri
 
 
 def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[tuple[Any, Any]]]]:
@@ -142,6 +143,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
     """The groups of `statements`, each term written as its N-Triples text, each group as
     (subject, predicates, objects) (groups of the same kind share their tuple of predicates),
     and the `_Terms` those texts stand for."""
+    from kg.graph.people import people
     from kg.graph.stats import papers_under
 
     terms = _Terms()
@@ -149,7 +151,8 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
     rdf_type, label = N(str(RDF.type)), N(str(RDFS.label))
     xsd = {name: str(XSD[name]) for name in ("integer", "decimal", "gYear", "boolean")}
     sdo = {name: N(str(SDO[name])) for name in ("ScholarlyArticle", "CreativeWorkSeries", "identifier", "name", "headline",
-                                                 "abstract", "datePublished", "url", "codeRepository", "isPartOf")}
+                                                 "abstract", "datePublished", "url", "codeRepository", "isPartOf", "Person",
+                                                 "author", "sameAs")}
     skos = {name: N(str(SKOS[name])) for name in ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader",
                                                   "related")}
     prov = {name: N(str(PROV[name])) for name in ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith",
@@ -158,13 +161,15 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
                                                      "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
                                                      "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
                                                      "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount",
-                                                     "word", "text", "specificity", "generic", "mentionCount")}
+                                                     "word", "text", "specificity", "generic", "mentionCount", "Authorship", "work", "person",
+                                                     "position", "journalRef", "conceptRank", "labelOrder")}
     subject = N(str(DCTERMS.subject))
     assignment, entity = kgv["KeyphraseAssignment"], prov["Entity"]
     about_assignment = (rdf_type, rdf_type, kgv["paper"], kgv["concept"], kgv["phrase"], kgv["score"], kgv["rank"],
-                        prov["wasGeneratedBy"], prov["wasDerivedFrom"])
+                        prov["wasGeneratedBy"], prov["wasDerivedFrom"], kgv["conceptRank"])
     about_relation = (rdf_type, kgv["relates"], kgv["relates"], kgv["cooccurrences"], kgv["association"])
     about_venue_concept = (rdf_type, kgv["venue"], kgv["concept"], kgv["venuePaperCount"], kgv["rank"])
+    about_authorship = (rdf_type, kgv["work"], kgv["person"], kgv["position"], sdo["name"])
 
     class NodeIRIs(dict):
         """A node's IRI, made once (a concept is named by hundreds of papers)."""
@@ -247,6 +252,9 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             links.sort(key=itemgetter(0, 1))
             edges_of[node] = venues, links
     concepts_of = {paper: [c for _, c, _ in links] for paper, (_, links) in edges_of.items()}
+    concept_ranks = _concept_ranks(edges_of, nodes, iri_of)
+    label_order = _label_order(kinds, nodes, iri_of)
+    persons, authors_of = people(G)
     under = papers_under(G, [(paper, c) for paper, found in concepts_of.items() for c in found])  # linked to a concept or below it
 
     for node in sorted(kinds):
@@ -262,6 +270,8 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
                 about.append((sdo["datePublished"], typed(f"{int(d['year']):04d}", xsd["gYear"])))
             if d.get("source_id"):
                 about.append((kgv["sourceId"], text(d["source_id"])))
+            about += _identified(d, N, text, sdo["sameAs"], kgv["journalRef"])
+            about += [(sdo["author"], iri_of(person)) for person in dict.fromkeys(authors_of.get(node, ()))]
             about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])]
             for url in d.get("urls", []):
                 iri = terms.add(_iri(url))
@@ -272,10 +282,15 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             about += [(sdo["isPartOf"], iri_of(v)) for v in venues]
             about += [(subject, iri_of(c)) for _, c, _ in links]
             about += words(d["label"], d.get("title"))
+            about.append((kgv["labelOrder"], integer(label_order[node])))
             add(s, dict.fromkeys(about))
             for rank, c, e in links:
                 groups.append((N(f"{base}assignment/{pid}/{rank}"), about_assignment, (
-                    assignment, entity, s, iri_of(c), text(e["phrase"]), decimal(e["score"]), integer(rank), activity, s)))
+                    assignment, entity, s, iri_of(c), text(e["phrase"]), decimal(e["score"]), integer(rank), activity, s,
+                    integer(concept_ranks[node, c]))))
+            for position, (person, author) in enumerate(zip(authors_of.get(node, ()), d.get("authors") or ()), start=1):
+                groups.append((N(f"{base}authorship/{pid}/{position}"), about_authorship, (
+                    kgv["Authorship"], s, iri_of(person), integer(position), text(" ".join(author["name"].split())))))
         elif kind == "concept":
             about = [(rdf_type, skos["Concept"]), (skos["inScheme"], scheme), (skos["prefLabel"], tagged(d["label"], "en"))]
             about += [(skos["altLabel"], tagged(alt, "en")) for alt in d.get("alt_labels", [])]
@@ -296,6 +311,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             related = sorted([(other, e) for other, e in adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
             about += [(skos["related"], iri_of(other)) for other, _ in related]
             about += words(d["label"], *d.get("alt_labels", []))
+            about.append((kgv["labelOrder"], integer(label_order[node])))
             add(s, dict.fromkeys(about))
             for other, e in related:  # the evidence of each skos:related pair, once
                 if node < other:
@@ -305,7 +321,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             counts = Counter(chain.from_iterable(concepts_of[p] for p, e in adj[node].items()
                                                  if e.get("kind") == "venue" and kinds.get(p) == "paper"))
             add(s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], text(d["label"])),
-                    (kgv["conceptCount"], integer(len(counts))), *words(d["label"])])
+                    (kgv["conceptCount"], integer(len(counts))), *words(d["label"]), (kgv["labelOrder"], integer(label_order[node]))])
             # The venue's VENUE_RANKS concepts with the most papers there, ranked as the query
             # top-concepts-per-venue ranks them (ties by lowercase label, then IRI), so that it is
             # a lookup, not a count of every (venue, concept) pair. Their count is not a
@@ -318,10 +334,59 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             for rank, c in enumerate(ranked[:VENUE_RANKS], start=1):
                 groups.append((N(f"{base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), about_venue_concept, (
                     kgv["VenueConcept"], s, iri_of(c), integer(counts[c]), integer(rank))))
+    for pid, person in persons.items():  # the people who wrote the papers (kg.graph.people)
+        about = [(rdf_type, sdo["Person"]), (sdo["name"], text(" ".join(person.name.split())))]
+        if person.orcid:
+            about += [(sdo["identifier"], text(person.orcid)), (sdo["sameAs"], N(orcid_iri(person.orcid)))]
+        add(iri_of(pid), about)
     about_word = (kgv["text"],)
     for word, iri in sorted(word_iris.items()):
         groups.append((iri, about_word, (text(word),)))
     return groups, terms
+
+
+def _concept_ranks(edges_of: dict, nodes: dict, iri_of) -> dict[tuple[str, str], int]:
+    """Each (paper, concept) link's rank among its concept's links, 1 = first in the order
+    papers-of-concept gives them: highest score, then the paper's name, then its IRI. Stored as
+    ``kgv:conceptRank`` so that a page of a concept's papers reads the links ranked on it, not
+    every link (docs/model.md)."""
+    by_concept: dict[str, list[tuple[float, str, str, str]]] = {}
+    for paper, (_, links) in edges_of.items():
+        key = (nodes[paper]["label"], iri_of(paper))
+        for _, c, e in links:
+            by_concept.setdefault(c, []).append((-float(e["score"]), *key, paper))
+    ranks = {}
+    for c, links in by_concept.items():
+        links.sort()
+        ranks.update(((paper, c), rank) for rank, (*_, paper) in enumerate(links, start=1))
+    return ranks
+
+
+_KIND_ORDER = {"concept": 0, "paper": 1, "venue": 2}
+
+
+def _label_order(kinds: dict, nodes: dict, iri_of) -> dict[str, int]:
+    """Each concept's, paper's and venue's place (from 1) in the order search.rq gives them:
+    concepts, then papers, then venues, each by lowercase label (Python's str.lower, as SPARQL's
+    LCASE), then IRI. Stored as ``kgv:labelOrder``, so that a page of matches is sorted on one
+    integer and labels are read for the page's rows only."""
+    items = [(_KIND_ORDER[kind], nodes[node]["label"].lower(), iri_of(node), node)
+             for node, kind in kinds.items() if kind in _KIND_ORDER]
+    items.sort()
+    return {node: place for place, (*_, node) in enumerate(items, start=1)}
+
+
+def _identified(d: dict, N, text, same_as: str, journal_ref: str) -> list[tuple[str, str]]:
+    """A paper's DOI and arXiv id as ``schema:sameAs`` their https://doi.org/ and
+    https://arxiv.org/abs/ IRIs, and its journal reference (an arXiv record's)."""
+    about = []
+    if d.get("doi"):
+        about.append((same_as, N(doi_iri(d["doi"]))))
+    if d.get("arxiv"):
+        about.append((same_as, N(arxiv_iri(d["arxiv"]))))
+    if d.get("journal_ref"):
+        about.append((journal_ref, text(d["journal_ref"])))
+    return about
 
 
 def _rdflib_term(term):

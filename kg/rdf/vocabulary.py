@@ -49,6 +49,13 @@ class KGV(DefinedNamespace):
     specificity: URIRef
     generic: URIRef
     mentionCount: URIRef
+    Authorship: URIRef
+    work: URIRef
+    person: URIRef
+    position: URIRef
+    journalRef: URIRef
+    conceptRank: URIRef
+    labelOrder: URIRef
 
 
 def check_base(base: str) -> str:

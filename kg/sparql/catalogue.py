@@ -1,19 +1,34 @@
 """The canned queries: the ``.rq`` files shipped with kg, what each answers, and bound texts.
+
+A query whose header has a ``Paged`` section answers a page of its rows: ``limit`` rows (100
+by default, `PAGE_ROWS`; 0 for all of them) after ``offset`` rows, in the query's own order,
+which is total (ties broken down to IRIs). A SPARQL LIMIT cannot come from a binding, so the
+catalogue writes the page into the query text it owns (`paged_text`): ``LIMIT``/``OFFSET`` at
+the query's end, or at a ``#kg:page`` comment line where the query cuts its page before looking
+up what only the page's rows need; and the number of the page's last row as ``?pageEnd`` (and
+as a ``LIMIT`` at ``#kg:first`` lines), so that a query can leave out early what cannot be on
+the page (a row whose stored rank within its concept is past it). ``kg query --bind limit=N`` and kg serve's ``/api/query`` take them.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import QueryError
 from kg.resources import data_dir
-from kg.sparql.bindings import bind_text
+from kg.sparql.bindings import bind_text, query_variables, substitute
 
 _QUERY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+PAGE_ROWS = 100  # rows of a page when no limit is given
+ALL_ROWS = 1_000_000_000  # the LIMIT of a #kg:first line when every row is asked for (limit=0)
+PAGE_VARIABLES = {"limit": f"rows per page (default {PAGE_ROWS}; 0 gives every row)",
+                  "offset": "rows skipped before the page (default 0; the next page: offset + limit)"}
+_PAGE_MARK = re.compile(r"^([ \t]*)#kg:page\b[^\n]*$", re.MULTILINE)
+_FIRST_MARK = re.compile(r"^([ \t]*)#kg:first\b[^\n]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -29,12 +44,13 @@ class CannedQuery:
     description: str
     variables: tuple[tuple[str, str], ...]  # (name, description)
     examples: tuple[dict[str, str], ...]
+    paged: bool = False  # its header has a "Paged" section: it takes limit and offset
 
     def as_json(self) -> dict:
         """What ``kg serve`` lists at ``/queries``."""
         return {"name": self.name, "summary": self.summary, "description": self.description,
                 "variables": [{"name": k, "description": v} for k, v in self.variables],
-                "examples": list(self.examples), "text": self.text}
+                "examples": list(self.examples), "text": self.text, "paged": self.paged}
 
 
 def queries_dir() -> Path:
@@ -78,8 +94,11 @@ def read_query(path: Path) -> CannedQuery:
             example = _example(line)
             if example:
                 examples.append(example)
+    paged = any(line.startswith("Paged") for line in header)
+    if paged:
+        variables.update((k, v) for k, v in PAGE_VARIABLES.items() if k not in variables)
     return CannedQuery(name=path.stem, path=path, text=text, summary=header[0].strip() if header else "",
-                       description="\n".join(header), variables=tuple(variables.items()), examples=tuple(examples))
+                       description="\n".join(header), variables=tuple(variables.items()), examples=tuple(examples), paged=paged)
 
 
 def _example(line: str) -> dict[str, str]:
@@ -125,6 +144,76 @@ def find_query(name: str | Path) -> Path:
 
 def bound_query(name: str, bindings: Mapping[str, str] | list[str]) -> str:
     """The text of the canned query *name* with *bindings* (``NAME=VALUE`` strings, as ``kg query --bind``,
-    or a name -> value mapping) written in as terms (`kg.sparql.bindings.bind_text`)."""
+    or a name -> value mapping) written in as terms (`kg.sparql.bindings.bind_text`), and its
+    page (``limit``, ``offset``) written in when it is paged."""
     pairs = [f"{k}={v}" for k, v in bindings.items()] if isinstance(bindings, Mapping) else list(bindings)
-    return bind_text(named_query(name).text, pairs, name=name)
+    query = named_query(name)
+    page, rest = split_page(query, pairs)
+    return bind_text(paged_text(query, page), rest, name=name)
+
+
+@dataclass(frozen=True)
+class Page:
+    """Which rows of a paged query to answer: *limit* rows (0: all) after the first *offset*."""
+
+    limit: int = PAGE_ROWS
+    offset: int = 0
+
+    @property
+    def end(self) -> int | None:
+        """The position (from 1) of the page's last row, None for all rows."""
+        return self.offset + self.limit if self.limit else None
+
+
+def split_page(query: CannedQuery, bindings: Mapping[str, object] | Iterable[str]) -> tuple[Page | None, Mapping | list]:
+    """The page *bindings* ask *query* for (``limit=N``, ``offset=N``, or a mapping with those
+    keys; the first page of `PAGE_ROWS` rows when they give neither), and the other bindings in
+    the same form; None when the query is not paged (then a limit or offset is a `QueryError`)."""
+    values: dict[str, str] = {}
+    if isinstance(bindings, Mapping):
+        rest = {}
+        for key, value in bindings.items():
+            name = str(key).lstrip("?$")
+            if name in PAGE_VARIABLES:
+                values[name] = str(getattr(value, "value", value)).strip()
+            else:
+                rest[key] = value
+    else:
+        rest = []
+        for binding in bindings:
+            key, sep, value = binding.partition("=")
+            if sep and key.strip().lstrip("?$") in PAGE_VARIABLES:
+                values[key.strip().lstrip("?$")] = value.strip().strip('"')
+            else:
+                rest.append(binding)
+    if not query.paged:
+        if values:
+            raise QueryError(f"query {query.name!r} is not paged (it gives few rows): it takes no {' or '.join(sorted(values))}")
+        return None, rest
+    numbers = {}
+    for key, value in values.items():
+        if not re.fullmatch(r"\d{1,9}", value):
+            raise QueryError(f"--bind {key}={value}: give a whole number >= 0 as the {key} "
+                             f"({'the rows a page; 0 gives every row' if key == 'limit' else 'the rows skipped before the page'})")
+        numbers[key] = int(value)
+    return Page(numbers.get("limit", PAGE_ROWS), numbers.get("offset", 0)), rest
+
+
+def paged_text(query: CannedQuery, page: Page | None) -> str:
+    """The text of *query* answering *page*: its ``LIMIT``/``OFFSET`` at the ``#kg:page`` line
+    (else at the end), ``LIMIT`` of the page's last row at each ``#kg:first`` line (where a
+    query keeps the first rows that can be on the page), and ``?pageEnd`` bound to that row."""
+    if page is None:
+        return query.text
+    text = query.text
+    if page.end is not None and "pageEnd" in query_variables(text):
+        import pyoxigraph as ox
+
+        text = substitute(text, {"pageEnd": ox.Literal(str(page.end), datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))})
+    first = f"LIMIT {page.end if page.end is not None else ALL_ROWS}"  # a LIMIT tells Oxigraph the part is small
+    text = _FIRST_MARK.sub(lambda m: m.group(1) + first, text)
+    cut = " ".join(part for part in (f"LIMIT {page.limit}" if page.limit else "", f"OFFSET {page.offset}" if page.offset else "") if part)
+    if _PAGE_MARK.search(text):  # within the query: a LIMIT even for every row, which tells Oxigraph the part is small
+        inner = f"LIMIT {page.limit or ALL_ROWS}" + (f" OFFSET {page.offset}" if page.offset else "")
+        return _PAGE_MARK.sub(lambda m: m.group(1) + inner, text, count=1)
+    return text.rstrip("\n") + ("\n" + cut if cut else "") + "\n"

@@ -32,6 +32,7 @@ class QueryResult:
     boolean: bool | None = None
     triples: tuple[tuple[str, str, str], ...] = ()
     kind: str = "select"
+    next_offset: int | None = None  # a paged query's full page: the offset of the next one
 
 
 def persistent_store(graph: str | Path):

@@ -4,8 +4,10 @@ A text file starts with a header line naming the venue and year in any language
 (``ICML 2026 Papers``, ``ICLR 2026 论文列表``); each following paragraph is one abstract
 (a paragraph whose every line is long enough to be an abstract is one abstract per line).
 JSON Lines and CSV rows carry an ``abstract`` field and optional ``id``, ``title``,
-``venue`` and ``year``. A folder is read for its files with one of `FOLDER_SUFFIXES`; a
-file named on its own is read whatever its name.
+``venue`` and ``year``. BibTeX, RIS, OpenAlex works and arXiv metadata are read by
+`kg.text.formats`, found by suffix and content (`read_format`); every reader makes
+`kg.text.records.Record` s, merged here into papers. A folder is read for its files with one
+of `FOLDER_SUFFIXES`; a file named on its own is read whatever its name.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from kg.text.files import (
     MAX_ABSTRACT_CHARS,
     MAX_FIELD_CHARS,
     MAX_RECORD_CHARS,
-    Diagnostic,
     Warnings,
     decode,
     file_kind,
@@ -39,6 +40,9 @@ from kg.text.files import (
     split_lines,
     too_long,
 )
+from kg.text.records import Author, Diagnostic, Source
+from kg.text.records import Record as _Record
+from kg.text.records import where as _where
 
 __all__ = [
     "Diagnostic",
@@ -53,9 +57,10 @@ __all__ = [
 TEXT_SUFFIXES = (".txt",)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv", ".tsv")
-# What a folder is read for (the formats the README documents); a file named on its own is
-# read whatever its suffix, as an abstract list unless it is JSON Lines or CSV.
-FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
+OTHER_SUFFIXES = (".json", ".bib", ".ris")  # OpenAlex works and JSON, BibTeX, RIS: kg.text.formats
+# What a folder is read for (the formats docs/input.md documents); a file named on its own is
+# read whatever its suffix, as an abstract list unless its content is of another format.
+FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES + OTHER_SUFFIXES
 MAX_HEADER_WORDS = 12
 MAX_HEADER_CHARS = 1000  # a longer first line is no header, whatever its words (it is not looked at)
 # A paragraph of two or more lines that each have this many words is one abstract per line:
@@ -63,19 +68,6 @@ MAX_HEADER_CHARS = 1000  # a longer first line is no header, whatever its words 
 ONE_PER_LINE_MIN_WORDS = 30
 # How many skipped files of a folder its warning names.
 MAX_NAMED_SKIPS = 5
-
-
-@dataclass(frozen=True, order=True)
-class Source:
-    """Where a paper was read: a file and its paragraph (text) or row (JSONL/CSV), 1-based."""
-
-    file: str
-    paragraph: int | None = None
-    row: int | None = None
-    line: int | None = None
-
-    def __str__(self) -> str:
-        return f"{self.file}, {_where(self)}"
 
 
 @dataclass(frozen=True)
@@ -91,6 +83,10 @@ class Paper:
     source_id: str | None = None
     urls: tuple[str, ...] = ()
     sources: tuple[Source, ...] = ()
+    doi: str | None = None  # checked, lowercase (kg.text.identifiers)
+    arxiv: str | None = None
+    authors: tuple[Author, ...] = ()  # in byline order
+    journal_ref: str | None = None  # an arXiv record's journal reference
 
     @property
     def document(self) -> str:
@@ -214,17 +210,6 @@ def _is_header(paragraph: str) -> bool:
 def _one_per_line(lines: Sequence[str]) -> bool:
     """Whether a paragraph of *lines* is one abstract per line: 2+ lines, each long enough to be one."""
     return len(lines) > 1 and all(len(line.split()) >= ONE_PER_LINE_MIN_WORDS for line in lines)
-
-
-@dataclass(frozen=True)
-class _Record:
-    abstract: str
-    source: Source
-    title: str | None = None
-    venue: str | None = None
-    year: int | None = None
-    source_id: str | None = None
-    text: str | None = None  # the cleaned abstract, when reading made it already
 
 
 def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
@@ -619,7 +604,12 @@ def _read_file(path: Path, name: str) -> tuple[list[_Record], list[Diagnostic], 
         raise InputError(f"{name}: empty file; put a header line (venue and year) and one abstract per paragraph in it")
     text, notes = decode(raw.data, name)
     suffix = path.suffix.lower()
-    if suffix in JSONL_SUFFIXES:
+    from kg.text.formats import read_format  # BibTeX, RIS, OpenAlex, arXiv and JSON: their readers
+
+    found = read_format(name, suffix, text, jsonl=_read_jsonl, row=_record_from_mapping)
+    if found is not None:
+        records, more, skipped = found
+    elif suffix in JSONL_SUFFIXES:
         records, more, skipped = _read_jsonl(name, text)
     elif suffix in CSV_SUFFIXES:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -653,6 +643,10 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
                 source_id=record.source_id,
                 urls=find_urls(record.abstract),
                 sources=(record.source,),
+                doi=record.doi,
+                arxiv=record.arxiv,
+                authors=record.authors,
+                journal_ref=record.journal_ref,
             )
             continue
         merged += 1
@@ -665,14 +659,9 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
             )
         )
         more.setdefault(pid, []).append(record.source)  # joined once at the end: a tuple grown per copy is quadratic
-        if not (known.title and known.venue and known.year and known.source_id):
-            papers[pid] = replace(
-                known,
-                title=known.title or record.title,
-                venue=known.venue or record.venue,
-                year=known.year or record.year,
-                source_id=known.source_id or record.source_id,
-            )
+        fields = ("title", "venue", "year", "source_id", "doi", "arxiv", "authors", "journal_ref")
+        if not all(getattr(known, f) for f in fields):
+            papers[pid] = replace(known, **{f: getattr(known, f) or getattr(record, f) for f in fields})
     for pid, sources in more.items():
         papers[pid] = replace(papers[pid], sources=papers[pid].sources + tuple(sources))
     return list(papers.values()), merged, notes
@@ -687,12 +676,6 @@ def _dropped(known: Paper, record: _Record) -> str:
     what = " and ".join(w for w, _, _ in kept)
     return (f"; the {what} given here ({' '.join(str(r) for _, _, r in kept)}) {'is' if len(kept) == 1 else 'are'} not kept,"
             f" the paper keeps {' '.join(str(k) for _, k, _ in kept)}")
-
-
-def _where(source: Source) -> str:
-    if source.paragraph is None:
-        return f"row {source.row}"
-    return f"paragraph {source.paragraph} (line {source.line})" if source.line else f"paragraph {source.paragraph}"
 
 
 def read_papers(paths: Sequence[str | Path]) -> ReadReport:

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pyshacl
 import pytest
-from fixture_graph import P1, P2, fixture_graph
+from fixture_graph import P1, P2, P4, fixture_graph
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
@@ -99,8 +99,45 @@ def _add_word(g: Graph, item: URIRef, text: str, iri: URIRef | None = None) -> N
     g.add((iri, KGV.text, Literal(text)))
     g.add((item, KGV.word, iri))
 
+ADA = KG["person/orcid-0000-0002-1825-0097"]  # P1's first author, P3's too
+GRACE = KG["person/orcid-0000-0001-5109-3700"]
+AU12 = KG[f"authorship/{P1}/2"]  # P1's second author, Alan Turing
+
+
+def _orphan_person(g: Graph) -> None:
+    g.add((KG["person/nobody"], RDF.type, SDO.Person))
+    g.add((KG["person/nobody"], SDO.name, Literal("Nobody")))
+
+
 # (id, mutation, a phrase the report must contain)
 BREAKAGES = [
+    ("conceptRank-missing", lambda g: g.remove((A11, KGV.conceptRank, None)), "exactly one kgv:conceptRank"),
+    ("conceptRank-twice", lambda g: _set(g, assignment(P1, 2), KGV.conceptRank, Literal(1)) or _set(g, assignment(P4, 2), KGV.conceptRank, Literal(1)),
+     "of its links have kgv:conceptRank 1"),
+    ("conceptRank-above-count", lambda g: _set(g, A11, KGV.conceptRank, Literal(3)), "kgv:conceptRank 3 but the concept has 2 papers"),
+    ("labelOrder-missing", lambda g: g.remove((OPT, KGV.labelOrder, None)), "exactly one kgv:labelOrder"),
+    ("labelOrder-twice", lambda g: _set(g, OPT, KGV.labelOrder, Literal(1)), "is also that of"),
+    ("doi-not-iri", lambda g: g.add((paper(P2), SDO.sameAs, Literal("10.5555/x.1"))), "schema:sameAs of a paper is its"),
+    ("doi-malformed", lambda g: g.add((paper(P2), SDO.sameAs, URIRef("https://doi.org/11.5555/x"))), "schema:sameAs of a paper is its"),
+    ("arxiv-with-version", lambda g: g.add((paper(P2), SDO.sameAs, URIRef("https://arxiv.org/abs/2501.00002v2"))),
+     "schema:sameAs of a paper is its"),
+    ("two-dois", lambda g: g.add((paper(P1), SDO.sameAs, URIRef("https://doi.org/10.5555/other.1"))), "at most one DOI"),
+    ("two-journal-refs", lambda g: g.addN([(paper(P1), KGV.journalRef, Literal(r), g) for r in ("A", "B")]), "at most one kgv:journalRef"),
+    ("author-not-person", lambda g: g.add((paper(P1), SDO.author, paper(P2))), "schema:author links a paper to schema:Persons"),
+    ("author-without-authorship", lambda g: g.add((paper(P1), SDO.author, GRACE)), "but no kgv:Authorship of that person on it"),
+    ("authorship-without-author", lambda g: g.remove((paper(P1), SDO.author, ADA)), "has no schema:author link to that person"),
+    ("same-position", lambda g: _set(g, AU12, KGV.position, Literal(1)), "2 authorships have kgv:position 1"),
+    ("position-above-count", lambda g: _set(g, AU12, KGV.position, Literal(3)), "has kgv:position 3 but the paper has 2 authorships"),
+    ("position-0", lambda g: _set(g, AU12, KGV.position, Literal(0)), "an xsd:integer >= 1 (1 = first author)"),
+    ("authorship-without-person", lambda g: g.remove((AU12, KGV.person, None)), "exactly one kgv:person, a schema:Person"),
+    ("authorship-of-a-concept", lambda g: _set(g, AU12, KGV.work, OPT), "exactly one kgv:work, a schema:ScholarlyArticle"),
+    ("authorship-without-name", lambda g: g.remove((AU12, SDO.name, None)), "the author's name as the paper gives it"),
+    ("untyped-authorship", lambda g: g.remove((AU12, RDF.type, None)), "only a kgv:Authorship has kgv:work"),
+    ("person-without-name", lambda g: g.remove((ADA, SDO.name, None)), "a person has exactly one non-empty schema:name"),
+    ("person-bad-orcid", lambda g: _set(g, ADA, SDO.identifier, Literal("0000-0002-1825")), "its ORCID iD"),
+    ("person-two-orcids", lambda g: g.add((ADA, SDO.sameAs, URIRef("https://orcid.org/0000-0001-5109-3700"))),
+     "at most one https://orcid.org/ IRI"),
+    ("person-orphan", _orphan_person, "at least one kgv:Authorship (the author of a paper)"),
     ("no-prefLabel", lambda g: g.remove((OPT, SKOS.prefLabel, None)), "exactly one skos:prefLabel"),
     ("two-prefLabels", lambda g: g.add((OPT, SKOS.prefLabel, Literal("optimisation", lang="en"))), "exactly one skos:prefLabel"),
     ("prefLabel-untagged", lambda g: _set(g, OPT, SKOS.prefLabel, Literal("optimization")), "language-tagged"),

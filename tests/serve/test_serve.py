@@ -242,7 +242,7 @@ def test_named_queries_over_http(served):
     listed = json.loads(body)
     assert status == 200 and {q["name"]: q["summary"] for q in listed} == list_queries()
     papers = next(q for q in listed if q["name"] == "papers-of-concept")
-    assert {v["name"] for v in papers["variables"]} == {"label", "concept"}
+    assert {v["name"] for v in papers["variables"]} == {"label", "concept", "limit", "offset"} and papers["paged"]
     status, _, body = _get(served.url + "api/query", {"Content-Type": "application/json"},
                            json.dumps({"name": "papers-of-concept", "bindings": {"label": "LLM"}}).encode())
     rows = json.loads(body)["results"]["bindings"]
@@ -254,6 +254,15 @@ def test_named_queries_over_http(served):
         {"name": "papers-of-concept", "bind": "label=SGD"}), {"Accept": "text/csv"})
     assert status == 200 and body.decode().splitlines()[0].startswith("concept,conceptLabel,paper")
     assert _get(served.url + "api/query?name=top-concepts&bind=nope%3D1")[0] == 400
+    # A page: limit and offset as numbers in a JSON body, or as --bind-style text
+    status, _, body = _get(served.url + "api/query", {"Content-Type": "application/json"},
+                           json.dumps({"name": "papers-of-concept", "bindings": {"label": "optimization", "limit": 2, "offset": 1}}).encode())
+    paged = [r["paper"]["value"].rpartition("/")[2] for r in json.loads(body)["results"]["bindings"]]
+    status2, _, body = _get(served.url + "api/query?" + urllib.parse.urlencode(
+        [("name", "papers-of-concept"), ("bind", "label=optimization"), ("bind", "limit=0")]))
+    every = [r["paper"]["value"].rpartition("/")[2] for r in json.loads(body)["results"]["bindings"]]
+    assert status == status2 == 200 and len(every) == 5 and paged == every[1:3]
+    assert _get(served.url + "api/query?name=papers-of-concept&bind=label%3Dx&bind=limit%3D-1")[0] == 400
 
 
 def test_explorer_api(served):

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from fixture_graph import P1, P2, P4, P6, fixture_graph
+from fixture_graph import ADA, GRACE, P1, P2, P4, P6, fixture_graph
 
 from kg.errors import QueryError
 from kg.rdf.statements import to_rdf
 from kg.rdf.vocabulary import DEFAULT_BASE, VENUE_RANKS
 from kg.rdf.write import serialize
 from kg.sparql.bindings import parse_binding
-from kg.sparql.catalogue import list_queries
+from kg.sparql.catalogue import PAGE_VARIABLES, list_queries, paged_text, read_query, split_page
 from kg.sparql.engine import QueryResult, format_result, load_store, run_query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +54,7 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("both", ["label=optimization", concept("federated-learning")]),  # ?concept wins
         ("unknown", ["label=no such concept"]),
         ("none", []),                                            # nothing asked: no rows, not every paper
+        ("page", ["label=optimization", "limit=2", "offset=1"]),  # the 2nd and 3rd rows: a direct link, then one below
     ],
     "concepts-of-paper": [
         ("id", [f"id={P1}"]),                                    # rank 4 joined no concept: a gap
@@ -106,6 +107,36 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("none", []),
     ],
     "provenance": [("default", [])],
+    "concepts-by-year": [
+        ("default", []),                                         # the 10 highest paper counts: every concept with papers here
+        ("label", ["label=LLM"]),                                # 2 of 2 papers in 2024, 1 of 3 in 2025
+        ("iri", [concept("optimization")]),                      # P3 and P5, both 2025; not its narrower concepts' papers
+        ("page", ["limit=3", "offset=2"]),
+    ],
+    "rising-concepts": [
+        ("default", []),                                         # 2025 against 2024, 2 papers or more in 2025
+        ("min1", ["min=1"]),
+        ("since", ["since=2024", "min=1"]),                      # no earlier period: every share against none
+        ("from", ["since=2025", "from=2025", "min=1"]),          # an earlier period of no year
+    ],
+    "venue-new-concepts": [
+        ("default", []),                                         # each venue's latest year, 2025
+        ("venue-year", ["venue=ICLR", "year=2025"]),             # LLM and fine-tuning were there in 2024
+        ("first-year", ["venue=ICML", "year=2024"]),             # a venue's first year: all new
+        ("none", ["venue=NeurIPS"]),
+    ],
+    "author-concepts": [
+        ("name", ["author=ada LOVELACE"]),                       # any case; P3's "ada lovelace" is hers (one ORCID so named)
+        ("orcid", [f"orcid={ADA}"]),
+        ("iri", [f"person=<{DEFAULT_BASE}person/orcid-{GRACE}>"]),
+        ("initials", ["author=A. Turing"]),                      # not Alan Turing
+        ("none", []),
+    ],
+    "coauthors-by-concepts": [
+        ("orcid", [f"orcid={ADA}"]),                             # co-authors (together 1) and others (0)
+        ("name", ["author=katherine johnson"]),
+        ("none", []),
+    ],
     "related-concepts": [
         ("label", ["label=LLM"]),                                # altLabel; one related concept
         ("iri", [concept("fine-tuning")]),                       # three, by association
@@ -146,7 +177,11 @@ def store(turtle, tmp_path_factory):
 
 
 def run(store, query: str, binds=()) -> QueryResult:
-    return run_query(store, (QUERIES / f"{query}.rq").read_text(encoding="utf-8"), list(binds))
+    """*query* with *binds* as kg query runs it: a paged query answers its page (the first 100 rows
+    unless *binds* say limit=N, offset=N), written into its text by kg's catalogue."""
+    canned = read_query(QUERIES / f"{query}.rq")
+    page, rest = split_page(canned, list(binds))
+    return run_query(store, paged_text(canned, page), rest)
 
 
 def rows(result: QueryResult) -> list[dict[str, str | None]]:
@@ -177,6 +212,40 @@ def test_every_query_has_cases_and_goldens():
     assert present <= expected, f"goldens of no case: {sorted(present - expected)}"
 
 
+# --------------------------------------------------------------------------- pages
+
+PAGES = [(1, 0), (2, 0), (2, 1), (3, 2), (1, 4), (2, 7), (100, 3), (1, 1000)]
+
+
+@pytest.mark.parametrize("query", [q for q in CASES if read_query(QUERIES / f"{q}.rq").paged])
+def test_every_page_is_the_slice_of_every_row(store, query):
+    """A paged query's page (limit, offset) is that slice of its whole answer (limit=0), for
+    each case's bindings: the stored ranks and the cuts it makes before the end give the rows a
+    plain LIMIT would."""
+    checked = 0
+    for _, binds in CASES[query]:
+        binds = [b for b in binds if b.partition("=")[0] not in PAGE_VARIABLES]
+        every = run(store, query, [*binds, "limit=0"])
+        assert every.rows == run(store, query, [*binds, "limit=1000"]).rows
+        for limit, offset in PAGES:
+            page = run(store, query, [*binds, f"limit={limit}", f"offset={offset}"])
+            assert page.rows == every.rows[offset:offset + limit], (binds, limit, offset)
+            checked += bool(page.rows)
+    assert checked  # some pages have rows: the slices compared are not all empty
+
+
+def test_the_default_page_is_100_rows_and_a_bad_page_is_an_error(store):
+    canned = read_query(QUERIES / "papers-of-concept.rq")
+    assert canned.paged and paged_text(canned, split_page(canned, [])[0]).endswith("\nLIMIT 100\n")
+    assert paged_text(canned, split_page(canned, ["limit=0", "offset=5"])[0]).endswith("?paper ?via\nOFFSET 5\n")
+    assert set(PAGE_VARIABLES) <= {k for k, _ in canned.variables}
+    for bad in ("limit=-1", "limit=x", "offset=1.5", "limit=10000000000"):
+        with pytest.raises(QueryError, match="give a whole number >= 0"):
+            run(store, "papers-of-concept", ["label=optimization", bad])
+    with pytest.raises(QueryError, match="'top-concepts' is not paged"):
+        run(store, "top-concepts", ["limit=5"])
+
+
 # --------------------------------------------------------------------------- the header comments
 
 HEADER = re.compile(r"\A(?:#[^\n]*\n)+")
@@ -201,10 +270,13 @@ def test_query_header(path):
     # only projected variables) and documented.
     query = text[header.end():]
     projection = query[query.index("SELECT"): query.index("WHERE")]
+    paged = read_query(path).paged
     for example in examples:
         words = shlex.split(example)
         assert words[2] == path.stem
         for name, _ in (parse_binding(v) for v in words[4::2]):
+            if paged and name in PAGE_VARIABLES:  # the catalogue writes them into the text
+                continue
             assert f"?{name}" in projection, f"{path.name}: --bind {name} is not in the SELECT projection"
             assert f"?{name}" in body
 
@@ -366,7 +438,7 @@ def test_cooccurring_top_is_a_prefix_of_all(store, graph):
 def test_cooccurring_default_is_the_first_100():
     """A concept co-occurring with 130 others (40 in two papers, 90 in one): by default the 100
     with the most shared papers, ties by label (the 40, then the first 60 of the 90); ?top=0 all
-    130. The query before ?top returned all 130 and took no ?top."""
+    130, a page of 100 at a time. The query before ?top returned all 130 and took no ?top."""
     from kg.concepts.merge import merge_concepts
     from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
     from kg.graph.build import build_graph
@@ -394,9 +466,12 @@ def test_cooccurring_default_is_the_first_100():
     assert len(want) == 130 and [c for _, _, c in want].count("2") == 40
     got = lambda binds: [(r["other"], r["otherLabel"], r["papers"]) for r in rows(run(big, "cooccurring-concepts", binds))]
     assert got([f"label={hub}"]) == want[:100]
-    assert got([f"label={hub}", "top=0"]) == want
+    assert got([f"label={hub}", "top=0"]) == want[:100]  # the first page
+    assert got([f"label={hub}", "top=0", "offset=100"]) == want[100:]  # the second, cut at ?pageEnd 200
+    assert got([f"label={hub}", "top=0", "limit=0"]) == want
     assert got([f"label={hub}", "top=45"]) == want[:45]
-    assert got([concept(hub_node.partition(":")[2]), "top=131"]) == want
+    assert got([f"label={hub}", "top=45", "limit=10", "offset=40"]) == want[40:45]
+    assert got([concept(hub_node.partition(":")[2]), "top=131", "limit=0"]) == want
 
 
 # The rows search.rq must give, by a plain scan of every label (what it answered before kg wrote

@@ -1,0 +1,128 @@
+"""The arXiv metadata snapshot (``arxiv-metadata-oai-snapshot.json``: JSON Lines, one record a line).
+
+A record's ``abstract`` is kept as given and cleaned as every abstract (LaTeX accents
+decoded first); the year is that of its first version (``versions[0].created``); its venue
+is its primary category (the first of ``categories``: ``cs.LG``), its journal reference
+(``journal-ref``) is kept beside it; ``doi`` is its DOI, ``id`` its arXiv id (and
+``source_id``), ``authors_parsed`` its authors in order. A record whose abstract says the
+paper is withdrawn is skipped with a warning: the text is arXiv's notice, not an abstract.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+
+from kg.text.clean import clean_text, normalize_space
+from kg.text.formats.identify import identifiers
+from kg.text.formats.latex import decode_accents, latex_field
+from kg.text.records import Author, Notes, Record, Source, shown, year_in
+
+__all__ = ["is_arxiv", "is_withdrawn", "read_arxiv_items", "read_arxiv_lines"]
+
+# arXiv's notice in place of a withdrawn paper's abstract ("This paper has been withdrawn by
+# the author due to a crucial error", "This submission has been withdrawn by arXiv
+# administrators", "Withdrawn."): it opens the abstract.
+_WITHDRAWN = re.compile(r"^\W*(?:(?:this|the)\s+(?:paper|article|submission|manuscript|preprint|version|work)\s+(?:has\s+been|is|was)\s+"
+                        r"withdrawn|withdrawn\b|paper\s+withdrawn)", re.IGNORECASE)
+
+
+def is_arxiv(data: dict) -> bool:
+    """Whether a JSON object is an arXiv metadata record: an ``id``, ``categories`` and ``versions``."""
+    return "id" in data and "categories" in data and "versions" in data
+
+
+def is_withdrawn(abstract: str) -> bool:
+    """Whether *abstract* is arXiv's notice that the paper is withdrawn."""
+    return bool(_WITHDRAWN.match(abstract))
+
+
+def read_arxiv_lines(name: str, text: str):
+    """The records of the snapshot's JSON Lines (the row of each is its line)."""
+    notes = Notes(name)
+    records = []
+    for row, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as e:
+            notes.skip(f"row {row}", f"malformed JSON ({e.msg}, column {e.colno}); row skipped, fix it and rebuild", "malformed_row")
+            continue
+        except (RecursionError, ValueError) as e:
+            notes.skip(f"row {row}", f"JSON that cannot be read ({type(e).__name__}); row skipped, fix it and rebuild", "malformed_row")
+            continue
+        record = _record(item, Source(name, row=row), notes)
+        if record is not None:
+            records.append(record)
+    return records, notes.warnings, notes.skipped
+
+
+def read_arxiv_items(name: str, items: Iterable[object]):
+    """The records of a JSON list of arXiv records (the row of each is its place, from 1)."""
+    notes = Notes(name)
+    records = [r for row, item in enumerate(items, start=1) if (r := _record(item, Source(name, row=row), notes))]
+    return records, notes.warnings, notes.skipped
+
+
+def _record(item: object, source: Source, notes: Notes) -> Record | None:
+    where = f"row {source.row}"
+    if not isinstance(item, dict):
+        notes.skip(where, f"not a JSON object (an arXiv record) but {shown(item)}; row skipped", "malformed_row")
+        return None
+    given_id = item.get("id") if isinstance(item.get("id"), str) else None
+    if given_id:
+        where += f" (arXiv {given_id})"
+    abstract = item.get("abstract")
+    if not isinstance(abstract, str) or not abstract.strip():
+        why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {shown(abstract)}"
+        notes.skip(where, f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract")
+        return None
+    abstract = normalize_space(abstract)
+    if is_withdrawn(abstract):
+        notes.skip(where, f"withdrawn: its abstract is arXiv's notice ({shown(abstract, 60)}); row skipped", "withdrawn")
+        return None
+    found = identifiers(doi=item.get("doi"), arxiv=given_id, where=where, notes=notes)
+    categories = item.get("categories").split() if isinstance(item.get("categories"), str) else []
+    return Record(
+        abstract,
+        source,
+        title=latex_field(item["title"]) or None if isinstance(item.get("title"), str) else None,
+        venue=categories[0] if categories else None,
+        year=_first_version_year(item),
+        source_id=given_id,
+        text=clean_text(decode_accents(abstract)),
+        doi=found.doi,
+        arxiv=found.arxiv,
+        authors=_authors(item),
+        journal_ref=normalize_space(item["journal-ref"]) or None if isinstance(item.get("journal-ref"), str) else None,
+    )
+
+
+def _first_version_year(item: dict) -> int | None:
+    """The year of the record's first version (v1's ``created``), else of its id (``0704.0002``:
+    2007), else None."""
+    versions = item.get("versions")
+    if isinstance(versions, list) and versions and isinstance(versions[0], dict):
+        year = year_in(versions[0].get("created"))
+        if year is not None:
+            return year
+    match = re.fullmatch(r"(\d\d)(\d\d)\.\d{4,5}(?:v\d+)?", str(item.get("id", "")))
+    return 2000 + int(match.group(1)) if match and 1 <= int(match.group(2)) <= 12 else None
+
+
+def _authors(item: dict) -> tuple[Author, ...]:
+    """``authors_parsed`` ([last, first, suffix, affiliations...] each) as "First Last Suffix",
+    else the ``authors`` text split at commas and "and" (affiliations in parentheses dropped)."""
+    parsed = item.get("authors_parsed")
+    names = []
+    if isinstance(parsed, list) and parsed:
+        for parts in parsed:
+            if isinstance(parts, list) and parts and all(isinstance(p, str) for p in parts):
+                last, first, suffix = (parts + ["", ""])[:3]
+                names.append(" ".join(x for x in (first, last, suffix) if x.strip()))
+    elif isinstance(item.get("authors"), str):
+        text = re.sub(r"\([^()]*\)", " ", item["authors"])
+        names = re.split(r",\s*|\s+and\s+", text)
+    return tuple(Author(n) for n in (latex_field(n) for n in names) if n)

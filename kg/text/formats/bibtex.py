@@ -1,0 +1,216 @@
+"""BibTeX (``.bib``: Zotero, Google Scholar, JabRef exports), read with bibtexparser 2.
+
+bibtexparser splits the file into blocks and fields and names every block it could not
+parse; kg reads the field values itself (``@string`` macros, ``#`` concatenation, braces and
+quotes), so that an undefined macro or a broken entry is a warning naming the entry and its
+line, and every other entry is read. An entry is a record when it has an ``abstract``; its
+key is the record's ``source_id``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+
+from kg.errors import InputError
+from kg.text.clean import clean_text, normalize_space
+from kg.text.formats.identify import identifiers
+from kg.text.formats.latex import decode_accents, latex_field
+from kg.text.records import Author, Notes, Record, Source, shown, year_in
+
+__all__ = ["read_bibtex"]
+
+# Where a venue's name is, in the order looked at (BibTeX, then biblatex's names).
+VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "eventtitle", "series")
+MONTHS = {m: m.capitalize() for m in ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")}
+
+
+class _QuietSplitter(logging.Filter):
+    """Drops bibtexparser's log lines about a block it could not parse: kg names each such
+    block in a warning of its own (its errors and other lines pass)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno <= logging.WARNING and str(record.msg).startswith(("Parsing of `", "We will try to continue")))
+
+
+@contextlib.contextmanager
+def _quiet_splitter():
+    logger, quiet = logging.getLogger("bibtexparser.splitter"), _QuietSplitter()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
+def read_bibtex(name: str, text: str) -> tuple[list[Record], list, dict[str, int]]:
+    """The records of the BibTeX file *name* (its decoded *text*), the warnings, what was skipped."""
+    import bibtexparser
+    from bibtexparser import model
+
+    with _quiet_splitter():
+        try:
+            library = bibtexparser.parse_string(text, parse_stack=[])  # field values as written
+        except Exception as e:  # bibtexparser stops on a state it calls its own bug
+            raise InputError(f"{name}: bibtexparser could not read this file ({type(e).__name__}: {e}); "
+                             "check it with a BibTeX tool (biber --tool) and rebuild") from e
+    notes = Notes(name)
+    strings = dict(MONTHS)
+    for string in library.strings:  # in file order: a macro may use those defined before it
+        strings[string.key.lower()] = _value(string.value, strings)[0]
+    first_line: dict[str, int] = {}
+    records = []
+    for block in library.blocks:
+        line = block.start_line + 1  # bibtexparser counts from 0
+        entry = None
+        if isinstance(block, model.Entry):
+            entry = block
+        elif isinstance(block, model.DuplicateBlockKeyBlock):
+            entry = block.ignore_error_block
+            notes.warn(f"entry {entry.key} (line {line})", f"the key {entry.key!r} is also the key of the entry at line "
+                       f"{first_line.get(entry.key.lower(), '?')}; read as another record (give each entry its own key)", "duplicate_key")
+        elif isinstance(block, model.DuplicateFieldKeyBlock):
+            entry = block.ignore_error_block
+            for key in sorted(block.duplicate_keys):
+                values = [f.value for f in entry.fields if f.key == key]
+                notes.warn(f"entry {entry.key} (line {line})", f"field {key!r} given {len(values)} times "
+                           f"({', '.join(shown(v, 30) for v in values)}); the first is kept", "duplicate_field")
+        elif isinstance(block, model.ParsingFailedBlock):
+            notes.skip(f"line {line}", f"{_failure(block, text)}; entry skipped, fix it and rebuild", "malformed_row")
+        elif isinstance(block, model.ImplicitComment) and _looks_like_entry(block.comment):
+            notes.warn(f"line {line}", f"text between entries that looks like an entry without its @ "
+                       f"({shown(normalize_space(block.comment), 50)}); not read, write @type{{key, ...}} to read it", "not_an_entry")
+        if entry is not None:
+            first_line.setdefault(entry.key.lower(), line)
+            record = _record(entry, Source(name, line=line), strings, notes)
+            if record is not None:
+                records.append(record)
+    return records, notes.warnings, notes.skipped
+
+
+def _failure(block, text: str) -> str:
+    """What went wrong in a block bibtexparser could not parse, with the line where it gave up."""
+    error = block.error
+    reason = normalize_space(getattr(error, "abort_reason", "") or str(error)).rstrip(". ") or "a syntax error"
+    end = getattr(error, "end_index", None)
+    at = f", at line {text.count(chr(10), 0, end) + 1}" if isinstance(end, int) else ""
+    kind = normalize_space(block.raw.partition("{")[0].partition("(")[0]) or "@entry"
+    return f"{kind} does not parse ({reason[:1].lower() + reason[1:]}{at}): an unbalanced brace or quote?"
+
+
+_ENTRY_LIKE = re.compile(r"^\s*[A-Za-z]+\s*\{\s*[^,\s{}]+\s*,.*=", re.MULTILINE | re.DOTALL)
+
+
+def _looks_like_entry(comment: str) -> bool:
+    """Whether text outside any block reads like an entry that lost its @ (``article{key, title = ...``)."""
+    return bool(_ENTRY_LIKE.search(comment))
+
+
+def _record(entry, source: Source, strings: dict[str, str], notes: Notes) -> Record | None:
+    """The record of one entry, or None (with a warning) when it has no abstract."""
+    where = f"entry {entry.key} (line {source.line})"
+    fields: dict[str, str] = {}
+    for f in entry.fields:  # the first of a repeated field (warned about above)
+        key = f.key.strip().lower()
+        if key in fields:
+            continue
+        value, undefined = _value(f.value, strings)
+        if undefined:
+            notes.warn(where, f"{key}: @string macro {', '.join(repr(u) for u in undefined)} is not defined; "
+                       "the paper is kept without this field (define it with @string)", "undefined_macro")
+            continue
+        fields[key] = value
+    abstract = normalize_space(fields.get("abstract", ""))
+    if not abstract:
+        why = "empty" if "abstract" in fields else "missing"
+        notes.skip(where, f"no abstract (the 'abstract' field is {why}); entry skipped", "row_without_abstract")
+        return None
+    year = None
+    for key in ("year", "date"):
+        if fields.get(key):
+            year = year_in(fields[key])
+            if year is None:
+                notes.warn(where, f"{key} {shown(fields[key])} is not a year; the paper is kept with year unknown", "bad_year")
+            break
+    venue = next((latex_field(fields[k]) for k in VENUE_FIELDS if fields.get(k, "").strip()), None)
+    found = identifiers(doi=fields.get("doi"), arxiv=_arxiv_field(fields), urls=[fields.get("url")], where=where, notes=notes)
+    return Record(
+        abstract,
+        source,
+        title=latex_field(fields["title"]) or None if fields.get("title") else None,
+        venue=venue or None,
+        year=year,
+        source_id=entry.key,
+        text=clean_text(decode_accents(abstract)),
+        doi=found.doi,
+        arxiv=found.arxiv,
+        authors=_authors(fields.get("author", "")),
+    )
+
+
+def _arxiv_field(fields: dict[str, str]) -> str | None:
+    """An arXiv id in biblatex's ``eprint`` (with ``eprinttype`` or ``archiveprefix`` arXiv)."""
+    kind = (fields.get("eprinttype") or fields.get("archiveprefix") or "").strip().lower()
+    return fields.get("eprint") if kind == "arxiv" else None
+
+
+def _authors(value: str) -> tuple[Author, ...]:
+    """The persons of an ``author`` field (``Doe, Jane and John Smith``), "others" left out,
+    each as First von Last, Jr; LaTeX decoded."""
+    if not value.strip():
+        return ()
+    from bibtexparser.middlewares.names import parse_single_name_into_parts, split_multiple_persons_names
+
+    authors = []
+    for person in split_multiple_persons_names(normalize_space(value)):
+        if person.strip().lower() == "others":
+            continue
+        try:
+            parts = parse_single_name_into_parts(person)
+            words = [*parts.first, *parts.von, *parts.last]
+            name = " ".join(words) + (", " + " ".join(parts.jr) if parts.jr else "")
+        except Exception:  # a name bibtexparser cannot split: as written
+            name = person
+        name = latex_field(name)
+        if name:
+            authors.append(Author(name))
+    return tuple(authors)
+
+
+_NUMBER = re.compile(r"\d+")
+_NAME = re.compile(r"[^\s\"#%'(),={}]+")
+
+
+def _value(raw: str, strings: dict[str, str]) -> tuple[str, list[str]]:
+    """A field value as written (``{...}``, ``"..."``, a number, a macro, joined by ``#``) as
+    its text, and the macros it names that no ``@string`` defines."""
+    parts, undefined = [], []
+    for piece in _pieces(raw):
+        piece = piece.strip()
+        if piece.startswith("{") and piece.endswith("}") or piece.startswith('"') and piece.endswith('"') and len(piece) > 1:
+            parts.append(piece[1:-1])
+        elif _NUMBER.fullmatch(piece) or not piece:
+            parts.append(piece)
+        elif _NAME.fullmatch(piece) and piece.lower() in strings:
+            parts.append(strings[piece.lower()])
+        else:
+            undefined.append(piece)
+    return "".join(parts), undefined
+
+
+def _pieces(raw: str) -> list[str]:
+    """*raw* split at each ``#`` outside braces and quotes."""
+    pieces, depth, quoted, start = [], 0, False, 0
+    for i, c in enumerate(raw):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == '"' and depth == 0:
+            quoted = not quoted
+        elif c == "#" and depth == 0 and not quoted:
+            pieces.append(raw[start:i])
+            start = i + 1
+    pieces.append(raw[start:])
+    return pieces

@@ -1,0 +1,172 @@
+"""RIS (``.ris``: Zotero, Scopus, EndNote, Mendeley exports) and Web of Science's tagged
+export (``savedrecs.txt``), read with rispy.
+
+Each record runs from its ``TY`` (Web of Science: ``PT``) line to its ``ER`` line. rispy
+drops a record that has no ``ER`` (the file's last one, cut short, or one run into the next
+record): kg finds those first and closes them, with a warning naming the record's line, so
+they are read too. In RIS the abstract is ``AB`` (or ``N2``), the title ``TI`` (or ``T1``),
+the authors ``AU`` (or ``A1``), the year ``PY`` (or ``Y1``, ``DA``), the venue ``T2`` (or
+``JO``, ``JF``, ``JA``, ``J2``), the DOI ``DO`` and the record's ``ID`` its ``source_id``;
+in Web of Science's ``AB``, ``TI``, ``AF`` (or ``AU``), ``PY``, ``SO``, ``DI`` and ``UT``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kg.errors import InputError
+from kg.text.clean import normalize_space
+from kg.text.formats.identify import identifiers
+from kg.text.records import Author, Notes, Record, Source, shown, year_in
+
+__all__ = ["read_ris", "read_wos"]
+
+_TAG = re.compile(r"^([A-Z][A-Z0-9])  -")  # a tag line, as rispy tells one
+
+
+@dataclass(frozen=True)
+class _Flavour:
+    """What rispy's parser of one flavour reads as a record's start and its tags, and the names
+    it gives the tags kg reads (each tuple in the order looked for)."""
+
+    start: str
+    close: str  # the line that ends a record
+    abstract: tuple[str, ...]
+    title: tuple[str, ...]
+    authors: tuple[str, ...]
+    year: tuple[str, ...]
+    venue: tuple[str, ...]
+    doi: tuple[str, ...]
+    id: tuple[str, ...]
+
+    def tag(self, line: str) -> str | None:
+        if self.start == "TY":
+            found = _TAG.match(line)
+            return found.group(1) if found else None
+        return line[:2] if line[:2] != "  " else None  # Web of Science: continuation lines are indented
+
+
+RIS = _Flavour("TY", "ER  - ", ("abstract", "notes_abstract"), ("title", "primary_title"), ("authors", "first_authors"),
+               ("year", "publication_year", "date"),
+               ("secondary_title", "journal_name", "alternate_title3", "alternate_title2", "alternate_title1"), ("doi",), ("id",))
+WOS = _Flavour("PT", "ER", ("abstract",), ("document_title",), ("author_full_name", "authors"), ("publication_year",),
+               ("publication_name",), ("doi",), ("accession_number",))
+
+
+def is_wos(lines: list[str]) -> bool:
+    """Whether the first non-blank lines of a file are Web of Science's tagged export's."""
+    return bool(lines) and lines[0].startswith("FN ") and any(line.startswith("PT ") for line in lines[:5])
+
+
+def read_ris(name: str, text: str):
+    """The records of the RIS file *name* (its decoded *text*), the warnings, what was skipped."""
+    return _read(name, text, RIS)
+
+
+def read_wos(name: str, text: str):
+    """The records of a Web of Science tagged export *name* (its decoded *text*)."""
+    return _read(name, text, WOS)
+
+
+def _read(name: str, text: str, flavour: _Flavour):
+    import rispy
+
+    notes = Notes(name)
+    text, starts = _closed(text.lstrip("\ufeff"), flavour, notes)
+    parser = rispy.RisParser if flavour is RIS else rispy.WokParser
+    try:
+        entries = rispy.loads(text, implementation=parser)
+    except Exception as e:  # rispy's own errors have no common base
+        raise InputError(f"{name}: rispy could not read this file ({type(e).__name__}: {e}); check that it is RIS "
+                         f"({flavour.start} … ER records) and rebuild") from e
+    if len(entries) != len(starts):  # kg and rispy disagree on where records start: name none wrongly
+        raise InputError(f"{name}: {len(starts)} records start with {flavour.start} but rispy read {len(entries)}; check "
+                         f"that each record runs from a '{flavour.start}' line to an 'ER' line")
+    records = [r for entry, line in zip(entries, starts) if (r := _record(entry, Source(name, line=line), flavour, notes))]
+    return records, notes.warnings, notes.skipped
+
+
+def _closed(text: str, flavour: _Flavour, notes: Notes) -> tuple[str, list[int]]:
+    """*text* with an ``ER`` line added to each record that lacks one (before the next record,
+    or at the end), a warning for each, and the line (1-based, in the file) where each record
+    starts, as rispy reads them."""
+    out, starts, open_at = [], [], None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if open_at is None:
+            if line.startswith(flavour.start):  # rispy starts a record at any such line
+                open_at = number
+                starts.append(number)
+        else:
+            tag = flavour.tag(line)
+            if tag == flavour.start:  # rispy would read it as another tag of the open record
+                _unclosed(open_at, f"the next record starts at line {number}", notes)
+                out.append(flavour.close)
+                open_at = number
+                starts.append(number)
+            elif tag == "ER":
+                open_at = None
+        out.append(line)
+    if open_at is not None:
+        _unclosed(open_at, "the file ends", notes)
+        out.append(flavour.close)
+    return "\n".join(out), starts
+
+
+def _unclosed(line: int, until: str, notes: Notes) -> None:
+    notes.warn(f"record at line {line}", f"no 'ER' line before {until}; read up to there (end each record with an 'ER' line)",
+               "record_without_end")
+
+
+def _first(entry: dict, keys: tuple[str, ...]) -> object:
+    return next((entry[k] for k in keys if entry.get(k) not in (None, "", [])), None)
+
+
+def _record(entry: dict, source: Source, flavour: _Flavour, notes: Notes) -> Record | None:
+    where = f"record at line {source.line}"
+    given_id = _first(entry, flavour.id)
+    given_id = normalize_space(given_id) or None if isinstance(given_id, str) else None
+    if given_id:
+        where = f"record {given_id} (line {source.line})"
+    abstract = _first(entry, flavour.abstract)
+    if not isinstance(abstract, str) or not abstract.strip():
+        notes.skip(where, f"no abstract (no {' or '.join(repr(t) for t in (('AB', 'N2') if flavour is RIS else ('AB',)))} line); "
+                   "record skipped", "row_without_abstract")
+        return None
+    year = None
+    given_year = _first(entry, flavour.year)
+    if given_year is not None:
+        year = year_in(given_year)
+        if year is None:
+            notes.warn(where, f"year {shown(given_year)} is not a year; the paper is kept with year unknown", "bad_year")
+    urls = entry.get("urls") if isinstance(entry.get("urls"), list) else []
+    found = identifiers(doi=_first(entry, flavour.doi), urls=urls, where=where, notes=notes)
+    title, venue = _first(entry, flavour.title), _first(entry, flavour.venue)
+    return Record(
+        normalize_space(abstract),
+        source,
+        title=normalize_space(title) or None if isinstance(title, str) else None,
+        venue=normalize_space(venue) or None if isinstance(venue, str) else None,
+        year=year,
+        source_id=given_id,
+        doi=found.doi,
+        arxiv=found.arxiv,
+        authors=_authors(_first(entry, flavour.authors)),
+    )
+
+
+def _authors(names: object) -> tuple[Author, ...]:
+    """RIS names ("Last, First, Suffix") as "First Last Suffix", in order."""
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list):
+        return ()
+    authors = []
+    for name in names:
+        if not isinstance(name, str):
+            continue
+        parts = [normalize_space(p) for p in name.split(",")]
+        full = " ".join(p for p in (parts[1:2] + parts[:1] + parts[2:]) if p) if len(parts) > 1 else parts[0]
+        if full:
+            authors.append(Author(full))
+    return tuple(authors)

@@ -1,0 +1,121 @@
+"""What every reader of abstracts makes: records, where each was read, its authors, warnings.
+
+`kg.text.sources` reads kg's own formats (abstract lists, JSON Lines, CSV) and
+`kg.text.formats` the others (BibTeX, RIS, OpenAlex, arXiv); both make `Record`s, which
+`kg.text.sources.read_papers` merges into papers.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from kg.text.files import Diagnostic, Warnings
+
+__all__ = ["Author", "Diagnostic", "Notes", "Record", "Source", "name_key", "shown", "year_in"]
+
+
+@dataclass(frozen=True, order=True)
+class Source:
+    """Where a paper was read: a file and its paragraph (text), row (JSON Lines, CSV, the Nth
+    work of a JSON file) or line (where a BibTeX entry or RIS record starts), 1-based."""
+
+    file: str
+    paragraph: int | None = None
+    row: int | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}, {where(self)}"
+
+
+def where(source: Source) -> str:
+    """The place of *source* in its file, as warnings name it: 'paragraph 2 (line 5)', 'row 3', 'line 12'."""
+    if source.paragraph is not None:
+        return f"paragraph {source.paragraph} (line {source.line})" if source.line else f"paragraph {source.paragraph}"
+    if source.row is not None:
+        return f"row {source.row}"
+    return f"line {source.line}"
+
+
+@dataclass(frozen=True)
+class Author:
+    """An author as the input names them, in byline order: a name, and an ORCID iD when given
+    (checked: `kg.text.identifiers.check_orcid`)."""
+
+    name: str
+    orcid: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        """The author as the graph holds them: ``{"name": ..., "orcid": ...}``."""
+        return {"name": self.name, "orcid": self.orcid}
+
+
+def name_key(name: str) -> str:
+    """The form under which two authors' names are the same person's within a corpus (when
+    neither has an ORCID iD): Unicode NFKC, case folded, white space single; nothing else (no
+    initials matched to first names, no accents dropped).
+
+    >>> name_key("Jane  DOE") == name_key("jane doe")
+    True
+    """
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record read from a file, before records with the same abstract become one paper."""
+
+    abstract: str
+    source: Source
+    title: str | None = None
+    venue: str | None = None
+    year: int | None = None
+    source_id: str | None = None
+    text: str | None = None  # the cleaned abstract, when reading made it already
+    doi: str | None = None
+    arxiv: str | None = None
+    authors: tuple[Author, ...] = ()
+    journal_ref: str | None = None
+
+
+@dataclass
+class Notes:
+    """The warnings a reader gives about one file (named *file*), and how many records of each
+    reason it skipped (the reasons `ReadReport.skipped` counts)."""
+
+    file: str
+    warnings: list[Diagnostic] = field(default_factory=Warnings)  # at most 1,000 kept of a kind
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def warn(self, where: str | None, message: str, reason: str) -> None:
+        self.warnings.append(Diagnostic(self.file, where, message, reason))
+
+    def skip(self, where: str | None, message: str, reason: str) -> None:
+        """A warning for a record that is not read, counted under *reason*."""
+        self.warn(where, message, reason)
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """*value* as Python writes it (escapes show invisible characters), at most about *limit* characters."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # nested too deep, an int too long to write
+        text = f"<a {type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_YEAR = re.compile(r"(?<!\d)((?:1[5-9]|20)\d\d)(?!\d)")
+
+
+def year_in(value: object) -> int | None:
+    """The first year (1500-2099) written in *value* (``2021``, ``"2021-05"``, ``"Mon, 2 Apr
+    2007 19:18:42 GMT"``, ``"1948/07//"``), or None."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    match = _YEAR.search(str(value))
+    return int(match.group(1)) if match else None
