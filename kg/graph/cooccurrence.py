@@ -39,9 +39,10 @@ def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS) -> ConceptMap:
     nodes = tuple(sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "concept" and d.get("papers", 0) >= min_papers))
     position = {n: i for i, n in enumerate(nodes)}
     counts: dict[tuple[int, int], int] = {}
+    adjacency = dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
     for u in nodes:
         i = position[u]
-        for v, e in G[u].items():
+        for v, e in adjacency[u].items():
             j = position.get(v)
             if j is not None and i < j and e.get("kind") == "cooccurs":
                 counts[(i, j)] = int(e["count"])

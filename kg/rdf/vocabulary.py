@@ -46,6 +46,9 @@ class KGV(DefinedNamespace):
     venuePaperCount: URIRef
     word: URIRef
     text: URIRef
+    cluster: URIRef
+    clusterRank: URIRef
+    clusterPaperCount: URIRef
 
 
 def check_base(base: str) -> str:

@@ -88,11 +88,13 @@ def test_every_paper_and_venue_is_placed(G):
     assert math.dist((G.nodes[f"paper:{P6}"]["x"], G.nodes[f"paper:{P6}"]["y"]), (sgd["x"], sgd["y"])) <= EXTENT * 0.01 + 0.01
 
 
-def test_papers_sit_among_their_concepts(G):
-    """A paper is inside the box of its placed concepts (give or take its small offset)."""
+def test_papers_sit_among_their_concepts_of_their_cluster(G):
+    """A paper is inside the box of its placed concepts in its dominant cluster (give or take its
+    small offset)."""
     for paper in (P1, P2, P3, P4, P5):
         node = G.nodes[f"paper:{paper}"]
-        concepts = [G.nodes[c] for c in G[f"paper:{paper}"] if c in MAPPED]
+        concepts = [G.nodes[c] for c in G[f"paper:{paper}"] if c in MAPPED and G.nodes[c]["cluster"] == node["cluster"]]
+        assert concepts
         for axis in ("x", "y"):
             assert min(c[axis] for c in concepts) - 10.01 <= node[axis] <= max(c[axis] for c in concepts) + 10.01
 
@@ -250,3 +252,14 @@ def test_the_concept_map_weighs_links_by_association_strength():
     fl, llm = index["concept:federated-learning"], index["concept:large-language-model"]
     assert cmap.counts[cmap.links.index((fl, llm))] == 1  # P4
     assert find_communities(cmap) == find_communities(cmap)
+
+
+def test_stats_count_the_clusters(G):
+    from kg.graph.stats import graph_stats
+
+    stats = graph_stats(G)
+    assert stats["map_concepts"] == 7 and stats["clusters"] == 2
+    assert stats["cluster_summary"] == [
+        {"id": 1, "label": "memory efficiency / fine-tuning / optimization", "concepts": 4, "papers": 2},
+        {"id": 2, "label": "stochastic gradient descent / federated learning / large language model", "concepts": 3, "papers": 4},
+    ]

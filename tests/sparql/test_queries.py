@@ -106,6 +106,15 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("none", []),
     ],
     "provenance": [("default", [])],
+    "clusters": [("default", [])],
+    "cluster-of": [
+        ("label", ["label=LLM"]),                                # altLabel, any case: cluster 2, all three members
+        ("iri", [concept("fine-tuning"), "top=2"]),              # cluster 1, its two most characteristic
+        ("id", [f"id={P4}"]),                                    # two concepts in each cluster: its best-ranked decides
+        ("paper", [paper(P1)]),
+        ("off-map", ["label=stochastic zeroth-order optimization"]),  # one paper has it: on no cluster
+        ("none", []),
+    ],
     "related-concepts": [
         ("label", ["label=LLM"]),                                # altLabel; one related concept
         ("iri", [concept("fine-tuning")]),                       # three, by association
@@ -229,7 +238,7 @@ def test_binding_cannot_change_the_query(store):
     size = len(store)
     for query, name in [("papers-of-concept", "label"), ("cooccurring-concepts", "label"), ("search", "text"),
                         ("concepts-of-paper", "id"), ("related-papers", "id"), ("phrases-of-concept", "label"),
-                        ("top-concepts-per-venue", "venue")]:
+                        ("top-concepts-per-venue", "venue"), ("cluster-of", "label"), ("cluster-of", "id")]:
         plain = run(store, query, [f"{name}=x"])
         hostile = run(store, query, [f"{name}={INJECTION}"])
         assert hostile.kind == "select" and hostile.variables == plain.variables
