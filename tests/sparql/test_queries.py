@@ -108,11 +108,11 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
     "provenance": [("default", [])],
     "clusters": [("default", [])],
     "cluster-of": [
-        ("label", ["label=LLM"]),                                # altLabel, any case: cluster 2, all three members
+        ("label", ["label=LLM"]),                                # altLabel, any case: cluster 1, its five members
         ("iri", [concept("fine-tuning"), "top=2"]),              # cluster 1, its two most characteristic
-        ("id", [f"id={P4}"]),                                    # two concepts in each cluster: its best-ranked decides
+        ("id", [f"id={P2}"]),                                    # cluster 2
         ("paper", [paper(P1)]),
-        ("off-map", ["label=stochastic zeroth-order optimization"]),  # one paper has it: on no cluster
+        ("off-map", ["label=language model"]),                   # no paper of its own: on no cluster
         ("none", []),
     ],
     "related-concepts": [
