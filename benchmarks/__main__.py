@@ -5,9 +5,11 @@
 2. load: 8 clients, 2,000 canned queries against ``kg serve`` of the largest build (``benchmarks/load.py``)
 3. quality: ``kg eval`` on Inspec, SemEval-2010 and NUS with the baselines, and author-keyword
    recovery on the ML abstracts (``benchmarks/quality.py``)
+4. layout: the map's clusters and layout on the 1k and 10k builds of step 1, against the
+   alternatives (``benchmarks/layout.py``)
 
 Each can also be run alone: ``python -m benchmarks.speed``, ``python benchmarks/load.py``,
-``python -m benchmarks.quality``.
+``python -m benchmarks.quality``, ``python -m benchmarks.layout``.
 """
 
 import argparse
@@ -19,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="Every benchmark in turn: speed, load, quality.")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="Every benchmark in turn: speed, load, quality, layout.")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench"), help="where the corpora and builds go")
     parser.add_argument("--kg-defaults", action="store_true", help="speed: build with kg build's defaults (see its --help)")
     args = parser.parse_args(argv)
@@ -28,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         [sys.executable, "-m", "benchmarks.speed", "--work", str(work), *(["--kg-defaults"] if args.kg_defaults else [])],
         [sys.executable, str(ROOT / "benchmarks" / "load.py"), "--graph", str(work / "out-10000")],
         [sys.executable, "-m", "benchmarks.quality"],
+        [sys.executable, "-m", "benchmarks.layout", "--graphs", str(work / "out-1000"), str(work / "out-10000")],
     ]
     failed = 0
     for cmd in steps:

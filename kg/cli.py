@@ -170,8 +170,12 @@ def stats(graph, as_json) -> None:
         click.echo(json.dumps(figures, indent=2, ensure_ascii=False))
         return
     for key, value in figures.items():
-        if key != "top_concepts":
+        if key not in ("top_concepts", "cluster_summary"):
             click.echo(f"{key.replace('_', ' ')}: {value}")
+    if figures.get("cluster_summary"):
+        click.echo("clusters (id, concepts, papers, name):")
+        for row in figures["cluster_summary"]:
+            click.echo(f"  {row['id']:>4} {row['concepts']:>6} {row['papers']:>6}  {row['label']}")
     click.echo("top concepts:")
     for row in figures["top_concepts"]:
         click.echo(f"  {row['papers']:>4}  {printable(str(row['label']))}")

@@ -41,7 +41,8 @@ from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
 __all__ = ["BuildResult", "build", "OUTPUT_FILES", "keyphrase_records", "render_outputs", "write_outputs"]
 
-OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "graph.json", "stats.json")
+OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "graph.json", "stats.json",
+                "graph.gexf", "map.json")
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict,
     _emit_views(G, open_output, records=records, stats=stats, title=title)
 
 
-VIEW_FILES = ("graph.html", "keyphrases.jsonl", "graph.json", "stats.json")  # the outputs that are not RDF
+VIEW_FILES = ("graph.html", "keyphrases.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json")  # the outputs that are not RDF
 
 
 def _emit_views(G: nx.Graph, open_output, *, records: list[dict], stats: dict, title: str = "kg") -> None:
@@ -250,6 +251,12 @@ def _emit_views(G: nx.Graph, open_output, *, records: list[dict], stats: dict, t
         write_graph_json(G, f)
     with open_output("stats.json") as f:
         f.write((json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    from kg.graph.mapfiles import write_gexf, write_vosviewer_json
+
+    with open_output("graph.gexf") as f:
+        write_gexf(G, f)
+    with open_output("map.json") as f:
+        write_vosviewer_json(G, f, title=title)
 
 
 def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> dict[str, bytes]:
@@ -434,10 +441,11 @@ def build(
     """Build the knowledge graph of the abstracts under *paths* into the folder *out*.
 
     Reads every abstract, extracts keyphrases with KeyBERT over the packaged model,
-    merges them into concepts, builds the graph and writes ``graph.ttl``, ``graph.nt``,
-    ``graph.jsonld``, ``graph.html``, ``keyphrases.jsonl``, ``graph.json`` and
-    ``stats.json``. *progress* is called with the number of abstracts done after each
-    batch; *on_start* with the read report before extraction starts. With *cache*,
+    merges them into concepts, builds the graph and its map (clusters and positions) and writes
+    ``graph.ttl``, ``graph.nt``, ``graph.jsonld``, ``graph.html``, ``keyphrases.jsonl``,
+    ``graph.json``, ``stats.json``, ``graph.gexf`` and ``map.json``. *progress* is called with
+    the number of abstracts done after each batch; *on_start* with the read report before
+    extraction starts. With *cache*,
     extraction results are kept in ``<out>/.cache/`` keyed by content, model and settings,
     and a rebuild computes only what changed. With *store*, the graph is also loaded into an
     on-disk Oxigraph store in ``<out>/store/`` that `kg query` and `kg serve` read directly.

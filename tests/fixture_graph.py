@@ -32,15 +32,6 @@ kgv:mentionCount 2), none has it as subject.
 P1 has a GitHub URL (a code repository) and P3 an arXiv URL (a plain link).
 
 The map (`kg.graph.layout.add_map`, as the build runs it) places the 7 concepts two or more papers
-share (not stochastic-zeroth-order-optimization, one paper, nor language-model, none) in two
-clusters: 1 "memory efficiency / fine-tuning / optimization" (those three and
-zeroth-order-optimization; the dominant cluster of P1 and P5) and 2 "stochastic gradient descent /
-federated learning / large language model" (those three; P2, P3, P4 and P6; P4 has two concepts
-in each, and its best-ranked, federated-learning, decides).
-
-Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
-
-======  ==========================================================  ===========================
 paper   authors                                                     identifiers
 ======  ==========================================================  ===========================
 P1      Ada Lovelace (ORCID 0000-0002-1825-0097), Alan Turing        DOI 10.5555/zo-llm.2024
@@ -54,7 +45,16 @@ P6      -                                                            -
 
 So five persons: Ada Lovelace (P1, P3), Alan Turing (P1, P2, P4), Grace Hopper (P2, P3),
 Katherine Johnson (P4, P5), A. Turing (P5).
-"""
+=======
+share and, to fill a small map, stochastic-zeroth-order-optimization (one paper; not
+language-model, none) in two clusters: 1 "memory efficiency / fine-tuning / zeroth-order
+optimization" (those three, large-language-model and optimization; the dominant cluster of P1, P3,
+P4 and P5) and 2 "stochastic zeroth-order optimization / stochastic gradient descent / federated
+learning" (those three; P2 and P6).
+
+Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
+
+======  ==========================================================  ===================="""
 
 from __future__ import annotations
 

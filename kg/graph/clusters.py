@@ -45,20 +45,35 @@ def find_communities(cmap: ConceptMap, *, resolution: float = RESOLUTION, min_si
 def _join_small(membership: list[int], cmap: ConceptMap, min_size: int) -> list[int]:
     """*membership* with each community under *min_size* concepts joined, smallest first, to the
     community it has the most link weight to (one with no link out stays as it is)."""
+    sizes = Counter(membership)
+    links: dict[int, dict[int, float]] = defaultdict(dict)  # community -> community -> link weight between
+    for (i, j), w in zip(cmap.links, cmap.weights):
+        a, b = membership[i], membership[j]
+        if a != b:
+            links[a][b] = links[a].get(b, 0.0) + w
+            links[b][a] = links[b].get(a, 0.0) + w
+    joined: dict[int, int] = {}
     while True:
-        sizes = Counter(membership)
-        links: dict[int, Counter] = defaultdict(Counter)
-        for (i, j), w in zip(cmap.links, cmap.weights):
-            a, b = membership[i], membership[j]
-            if a != b:
-                links[a][b] += w
-                links[b][a] += w
-        small = sorted((size, c) for c, size in sizes.items() if size < min_size and links[c])
+        small = [(size, c) for c, size in sizes.items() if size < min_size and links.get(c)]
         if not small:
-            return membership
-        _, c = small[0]
-        target = max(links[c], key=lambda other: (links[c][other], sizes[other], -other))
-        membership = [target if m == c else m for m in membership]
+            break
+        _, c = min(small)
+        out = links.pop(c)
+        target = max(out, key=lambda other: (out[other], sizes[other], -other))
+        sizes[target] += sizes.pop(c)
+        joined[c] = target
+        for other, w in out.items():  # c's links are now target's
+            del links[other][c]
+            if other != target:
+                links[target][other] = links[target].get(other, 0.0) + w
+                links[other][target] = links[other].get(target, 0.0) + w
+
+    def final(c: int) -> int:
+        while c in joined:
+            c = joined[c]
+        return c
+
+    return [final(m) for m in membership]
 
 
 def _renumber(membership: Sequence[int]) -> list[int]:
@@ -130,12 +145,12 @@ def add_clusters(G: nx.Graph, cmap: ConceptMap, *, seed: int = SEED) -> list[int
 def dominant_clusters(G: nx.Graph) -> dict[str, int]:
     """The dominant cluster of each paper of *G* that has a concept with a ``cluster``: the one
     most of its clustered concepts are in, ties to the cluster of its best-ranked one of them."""
-    nodes = G.nodes
+    nodes, adjacency = dict(G.nodes(data=True)), dict(G.adjacency())  # plain dicts, not networkx's views
     found = {}
-    for paper, d in nodes(data=True):
+    for paper, d in nodes.items():
         if d.get("kind") != "paper":
             continue
-        ranked = sorted((e.get("rank", 0), nodes[c]["cluster"]) for c, e in G[paper].items()
+        ranked = sorted((e.get("rank", 0), nodes[c]["cluster"]) for c, e in adjacency[paper].items()
                         if e.get("kind") == "subject" and "cluster" in nodes[c])
         if ranked:
             votes = Counter(cluster for _, cluster in ranked)

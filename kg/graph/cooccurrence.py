@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-MAP_MIN_PAPERS = 2  # a concept is on the map when at least this many papers have it
+MAP_MIN_PAPERS = 2  # a concept is on the map when at least this many papers have it,
+MAP_MIN_CONCEPTS = 1000  # and concepts of fewer papers fill a map of fewer concepts up to this many
 SEED = 20  # the seed of every random choice of the clusters and the layout
 
 
@@ -27,21 +28,25 @@ class ConceptMap:
     counts: tuple[int, ...]
 
 
-def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS) -> ConceptMap:
-    """The concepts of *G* that at least *min_papers* papers have, with the co-occurrence and
-    broader links among them.
+def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS, min_concepts: int = MAP_MIN_CONCEPTS) -> ConceptMap:
+    """The concepts of *G* that at least *min_papers* papers have (when they are fewer than
+    *min_concepts*, concepts of fewer papers fill the map up to that many: more papers first,
+    then the best rank any paper gives them, then id; so a small corpus such as the seeds, with
+    16 concepts two papers share, still has a map), with the co-occurrence and broader links among
+    them.
 
     A co-occurrence link weighs its association strength, VOSviewer's normalization of
     co-occurrence counts: ``count * 2m / (s_u * s_v)``, with *s* a concept's total count over the
     map's links and *m* the sum of all counts, so that a pair weighs 1 when it co-occurs as often
     as its totals predict (rare pairs are not drowned by frequent concepts, which co-occur with
     everything)."""
-    nodes = tuple(sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "concept" and d.get("papers", 0) >= min_papers))
+    adjacency = dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
+    nodes = tuple(sorted(_map_concepts(G, adjacency, min_papers, min_concepts)))
     position = {n: i for i, n in enumerate(nodes)}
     counts: dict[tuple[int, int], int] = {}
     for u in nodes:
         i = position[u]
-        for v, e in G[u].items():
+        for v, e in adjacency[u].items():
             j = position.get(v)
             if j is not None and i < j and e.get("kind") == "cooccurs":
                 counts[(i, j)] = int(e["count"])
@@ -62,6 +67,19 @@ def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS) -> ConceptMap:
                 counts.setdefault(pair, 0)
     links = tuple(sorted(weights))
     return ConceptMap(nodes, links, tuple(weights[p] for p in links), tuple(counts[p] for p in links))
+
+
+def _map_concepts(G: nx.Graph, adjacency: dict, min_papers: int, min_concepts: int) -> list[str]:
+    """The concepts on the map: see `concept_map`."""
+    concepts = [(n, d.get("papers", 0)) for n, d in G.nodes(data=True) if d.get("kind") == "concept"]
+    chosen = [n for n, papers in concepts if papers >= min_papers]
+    if len(chosen) < min_concepts:
+        def best_rank(n: str) -> int:
+            return min((int(e.get("rank", 0)) for e in adjacency[n].values() if e.get("kind") == "subject"), default=0)
+
+        fill = sorted(((-papers, best_rank(n), n) for n, papers in concepts if 0 < papers < min_papers))
+        chosen += [n for _, _, n in fill[:min_concepts - len(chosen)]]
+    return chosen
 
 
 @contextmanager

@@ -50,11 +50,14 @@ def add_layout(G: nx.Graph, cmap: ConceptMap, membership: Sequence[int], *, seed
         G.nodes[node]["x"], G.nodes[node]["y"] = round(x, 2), round(y, 2)
     for node, (x, y) in _venue_positions(G, papers).items():
         G.nodes[node]["x"], G.nodes[node]["y"] = round(x, 2), round(y, 2)
+    members: dict[int, list[tuple[tuple[float, float], int]]] = {}
+    for node, m in zip(cmap.nodes, membership):
+        members.setdefault(m + 1, []).append((placed[node], G.nodes[node].get("papers", 1) or 1))
     for cluster in G.graph.get("clusters", []):
-        members = [(placed[n], G.nodes[n].get("papers", 1) or 1) for n, m in zip(cmap.nodes, membership) if m + 1 == cluster["id"]]
-        weight = sum(w for _, w in members)
-        cluster["x"] = round(sum(p[0] * w for p, w in members) / weight, 2)
-        cluster["y"] = round(sum(p[1] * w for p, w in members) / weight, 2)
+        found = members[cluster["id"]]
+        weight = sum(w for _, w in found)
+        cluster["x"] = round(sum(p[0] * w for p, w in found) / weight, 2)
+        cluster["y"] = round(sum(p[1] * w for p, w in found) / weight, 2)
 
 
 def concept_positions(cmap: ConceptMap, membership: Sequence[int], *, seed: int = SEED,
@@ -70,12 +73,22 @@ def concept_positions(cmap: ConceptMap, membership: Sequence[int], *, seed: int 
     membership = np.asarray(membership)
     sizes = np.bincount(membership)
     radii = np.sqrt(sizes)
+    links = np.array(cmap.links, dtype=np.int64).reshape(-1, 2)
+    weights = np.array(cmap.weights, dtype=float)
+    inside = membership[links[:, 0]] == membership[links[:, 1]]
+    links, weights = links[inside], weights[inside]
+    by_cluster = np.argsort(membership[links[:, 0]], kind="stable")  # each cluster's links, in cmap's order
+    links, weights = links[by_cluster], weights[by_cluster]
+    bounds = np.searchsorted(membership[links[:, 0]], np.arange(len(sizes) + 1))
+    local = np.zeros(n, dtype=np.int64)  # a concept's place among its cluster's members
     with seeded_igraph(seed):
         centres = _separated(_cluster_centres(cmap, membership, iterations), radii)
         xy = np.zeros((n, 2))
         for k in range(len(sizes)):
             members = np.flatnonzero(membership == k)
-            xy[members] = centres[k] + _disc(cmap, members, radii[k], iterations)
+            local[members] = np.arange(len(members))
+            own = slice(bounds[k], bounds[k + 1])
+            xy[members] = centres[k] + _disc(local[links[own]], weights[own], len(members), radii[k], iterations)
     return _normalized(xy)
 
 
@@ -147,23 +160,17 @@ def _spread(n: int):
     return np.stack([np.cos(angle), np.sin(angle)], axis=-1)
 
 
-def _disc(cmap: ConceptMap, members, radius: float, iterations: int):
-    """The positions of the concepts *members* (indices into *cmap*) around (0, 0): a
-    Fruchterman-Reingold layout of the links among them, scaled so that 95 % lie within
-    *radius*, the others drawn in to just outside it."""
+def _disc(links, weights, n: int, radius: float, iterations: int):
+    """The positions of *n* concepts around (0, 0): a Fruchterman-Reingold layout of their
+    *links* (pairs of indices from 0 to n - 1) with their *weights*, scaled so that 95 % lie
+    within *radius*, the others drawn in to just outside it."""
     import igraph as ig
     import numpy as np
 
-    if len(members) == 1:
+    if n == 1:
         return np.zeros((1, 2))
-    local = {int(m): i for i, m in enumerate(members)}
-    edges, weights = [], []
-    for (i, j), w in zip(cmap.links, cmap.weights):
-        if i in local and j in local:
-            edges.append((local[i], local[j]))
-            weights.append(w)
-    layout = ig.Graph(n=len(members), edges=edges).layout_fruchterman_reingold(
-        weights=weights or None, niter=iterations, grid="auto")
+    layout = ig.Graph(n=n, edges=links.tolist()).layout_fruchterman_reingold(
+        weights=weights.tolist() or None, niter=iterations, grid="auto")
     xy = np.array(layout.coords, dtype=float)
     xy -= np.median(xy, axis=0)
     r = np.sqrt((xy ** 2).sum(axis=1))
@@ -203,13 +210,16 @@ def _offset(node: str, radius: float) -> tuple[float, float]:
 
 
 def _paper_positions(G: nx.Graph, placed: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
-    """Each paper at the mean of its placed concepts' positions (weighted by 1 / rank), moved a
-    little by `_offset`; the papers with none on a ring around the map, in id order."""
+    """Each paper at the mean of the positions of its placed concepts in its dominant cluster
+    (weighted by 1 / rank), so that it lies in its cluster's region, moved a little by `_offset`;
+    the papers with none on a ring around the map, in id order."""
     out, unplaced = {}, []
     jitter = EXTENT * JITTER
-    for paper in sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "paper"):
-        found = [(placed[c], 1.0 / max(int(e.get("rank", 1)), 1)) for c, e in sorted(G[paper].items())
-                 if e.get("kind") == "subject" and c in placed]  # summed in a fixed order
+    nodes, adjacency = dict(G.nodes(data=True)), dict(G.adjacency())  # plain dicts, not networkx's views
+    for paper in sorted(n for n, d in nodes.items() if d.get("kind") == "paper"):
+        cluster = nodes[paper].get("cluster")
+        found = [(placed[c], 1.0 / max(int(e.get("rank", 1)), 1)) for c, e in sorted(adjacency[paper].items())
+                 if e.get("kind") == "subject" and c in placed and nodes[c].get("cluster") == cluster]  # summed in a fixed order
         if not found:
             unplaced.append(paper)
             continue
@@ -227,7 +237,7 @@ def _venue_positions(G: nx.Graph, papers: dict[str, tuple[float, float]]) -> dic
     """Each venue at the mean position of its papers, moved a little by `_offset`."""
     out = {}
     for venue in sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "venue"):
-        found = [papers[p] for p, e in sorted(G[venue].items()) if e.get("kind") == "venue" and p in papers]
+        found = [papers[p] for p, e in sorted(G.adj[venue].items()) if e.get("kind") == "venue" and p in papers]
         dx, dy = _offset(venue, EXTENT * JITTER * 3)
         if found:
             out[venue] = (sum(p[0] for p in found) / len(found) + dx, sum(p[1] for p in found) / len(found) + dy)

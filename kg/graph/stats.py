@@ -83,6 +83,18 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
         "papers_without_concepts": sum(1 for p in papers if not linked[p]),
         "connected_components": components,
         "largest_component_paper_share": round(papers_in_largest / len(papers), 4) if papers else 0.0,
+        **map_stats(G),
+    }
+
+
+def map_stats(G: nx.Graph) -> dict[str, object]:
+    """Figures of the map (`kg.graph.layout.add_map`): the concepts on it, the number of clusters
+    and each cluster's id, name, concepts and papers (those whose dominant cluster it is)."""
+    clusters = G.graph.get("clusters", [])
+    return {
+        "map_concepts": sum(1 for _, d in G.nodes(data=True) if d.get("kind") == "concept" and "cluster" in d),
+        "clusters": len(clusters),
+        "cluster_summary": [{k: c[k] for k in ("id", "label", "concepts", "papers")} for c in clusters],
     }
 
 

@@ -154,7 +154,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
                                                  "abstract", "datePublished", "url", "codeRepository", "isPartOf", "Person",
                                                  "author", "sameAs")}
     skos = {name: N(str(SKOS[name])) for name in ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader",
-                                                  "related")}
+                                                  "related", "Collection", "member")}
     prov = {name: N(str(PROV[name])) for name in ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith",
                                                    "wasGeneratedBy", "wasDerivedFrom")}
     kgv = {name: N(str(KGV._NS[name])) for name in ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank",
@@ -162,7 +162,8 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
                                                      "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
                                                      "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount",
                                                      "word", "text", "specificity", "generic", "mentionCount", "Authorship", "work", "person",
-                                                     "position", "journalRef", "conceptRank", "labelOrder")}
+                                                     "position", "journalRef", "conceptRank", "labelOrder", "cluster", "clusterRank",
+                                                     "clusterPaperCount")}
     subject = N(str(DCTERMS.subject))
     assignment, entity = kgv["KeyphraseAssignment"], prov["Entity"]
     about_assignment = (rdf_type, rdf_type, kgv["paper"], kgv["concept"], kgv["phrase"], kgv["score"], kgv["rank"],
@@ -180,6 +181,9 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             return iri
 
     iri_of = NodeIRIs().__getitem__
+
+    def cluster_iri(number: int) -> str:
+        return N(f"{base}cluster/{int(number)}")
 
     class WordIRIs(dict):
         """A label word's IRI (kg:word/<the word, percent-encoded>), made once."""
@@ -281,6 +285,8 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             venues, links = edges_of[node]
             about += [(sdo["isPartOf"], iri_of(v)) for v in venues]
             about += [(subject, iri_of(c)) for _, c, _ in links]
+            if d.get("cluster") is not None:
+                about.append((kgv["cluster"], cluster_iri(d["cluster"])))
             about += words(d["label"], d.get("title"))
             about.append((kgv["labelOrder"], integer(label_order[node])))
             add(s, dict.fromkeys(about))
@@ -310,6 +316,8 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]
             related = sorted([(other, e) for other, e in adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
             about += [(skos["related"], iri_of(other)) for other, _ in related]
+            if d.get("cluster_rank") is not None:
+                about.append((kgv["clusterRank"], integer(d["cluster_rank"])))
             about += words(d["label"], *d.get("alt_labels", []))
             about.append((kgv["labelOrder"], integer(label_order[node])))
             add(s, dict.fromkeys(about))
@@ -339,6 +347,7 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
         if person.orcid:
             about += [(sdo["identifier"], text(person.orcid)), (sdo["sameAs"], N(orcid_iri(person.orcid)))]
         add(iri_of(pid), about)
+    groups += _cluster_groups(G, kinds, iri_of, cluster_iri, {"type": rdf_type, "integer": integer, "tagged": tagged, **skos, **kgv})
     about_word = (kgv["text"],)
     for word, iri in sorted(word_iris.items()):
         groups.append((iri, about_word, (text(word),)))
@@ -387,6 +396,26 @@ def _identified(d: dict, N, text, same_as: str, journal_ref: str) -> list[tuple[
     if d.get("journal_ref"):
         about.append((journal_ref, text(d["journal_ref"])))
     return about
+
+
+def _cluster_groups(G: nx.Graph, kinds: dict, iri_of, cluster_iri, terms: dict) -> list[_Group]:
+    """The map's clusters (``G.graph["clusters"]``): each a ``skos:Collection`` (``kg:cluster/<id>``)
+    with its name (``skos:prefLabel``), its concepts (``skos:member``), their number
+    (``kgv:conceptCount``) and the number of papers whose dominant cluster it is
+    (``kgv:clusterPaperCount``). *terms*: the predicates, classes and literal makers of
+    `_statement_groups`."""
+    members: dict[int, list[str]] = {}
+    for node, kind in kinds.items():
+        if kind == "concept" and G.nodes[node].get("cluster") is not None:
+            members.setdefault(int(G.nodes[node]["cluster"]), []).append(node)
+    groups = []
+    for cluster in sorted(G.graph.get("clusters", []), key=lambda c: c["id"]):
+        about = [(terms["type"], terms["Collection"]), (terms["prefLabel"], terms["tagged"](cluster["label"], "en")),
+                 (terms["conceptCount"], terms["integer"](cluster["concepts"])),
+                 (terms["clusterPaperCount"], terms["integer"](cluster["papers"]))]
+        about += [(terms["member"], iri_of(c)) for c in sorted(members.get(int(cluster["id"]), []))]
+        groups.append((cluster_iri(cluster["id"]), *zip(*about)))
+    return groups
 
 
 def _rdflib_term(term):

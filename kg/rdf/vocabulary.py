@@ -56,6 +56,9 @@ class KGV(DefinedNamespace):
     journalRef: URIRef
     conceptRank: URIRef
     labelOrder: URIRef
+    cluster: URIRef
+    clusterRank: URIRef
+    clusterPaperCount: URIRef
 
 
 def check_base(base: str) -> str:

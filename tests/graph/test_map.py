@@ -19,7 +19,8 @@ from kg.graph.layout import EXTENT, add_map
 from kg.text.sources import Paper, Source
 
 MAPPED = ["concept:federated-learning", "concept:fine-tuning", "concept:large-language-model", "concept:memory-efficiency",
-          "concept:optimization", "concept:stochastic-gradient-descent", "concept:zeroth-order-optimization"]
+          "concept:optimization", "concept:stochastic-gradient-descent", "concept:stochastic-zeroth-order-optimization",
+          "concept:zeroth-order-optimization"]
 
 
 def graph_of(papers: dict[str, list[str]], *, venues: dict[str, str] | None = None, broader: dict[str, list[str]] | None = None) -> nx.Graph:
@@ -66,7 +67,15 @@ def test_concepts_two_papers_share_are_placed_and_clustered(G):
             has = {"x", "y", "cluster", "cluster_rank"} & set(d)
             assert has == ({"x", "y", "cluster", "cluster_rank"} if n in MAPPED else set()), n
     assert "x" not in G.nodes["concept:language-model"]  # a broader concept with no paper of its own
-    assert "x" not in G.nodes["concept:stochastic-zeroth-order-optimization"]  # one paper
+
+
+def test_a_small_map_is_filled_with_concepts_of_one_paper():
+    """Fewer than MAP_MIN_CONCEPTS concepts are shared by two papers: those of one paper join
+    (stochastic zeroth-order optimization); a map that is big enough keeps only the shared ones."""
+    G = fixture_graph()
+    assert "concept:stochastic-zeroth-order-optimization" in concept_map(G).nodes
+    assert concept_map(G, min_concepts=7).nodes == tuple(n for n in MAPPED if n != "concept:stochastic-zeroth-order-optimization")
+    assert concept_map(G, min_concepts=0).nodes == concept_map(G, min_concepts=7).nodes
 
 
 def test_positions_are_rounded_and_scaled(G):
@@ -88,11 +97,13 @@ def test_every_paper_and_venue_is_placed(G):
     assert math.dist((G.nodes[f"paper:{P6}"]["x"], G.nodes[f"paper:{P6}"]["y"]), (sgd["x"], sgd["y"])) <= EXTENT * 0.01 + 0.01
 
 
-def test_papers_sit_among_their_concepts(G):
-    """A paper is inside the box of its placed concepts (give or take its small offset)."""
+def test_papers_sit_among_their_concepts_of_their_cluster(G):
+    """A paper is inside the box of its placed concepts in its dominant cluster (give or take its
+    small offset)."""
     for paper in (P1, P2, P3, P4, P5):
         node = G.nodes[f"paper:{paper}"]
-        concepts = [G.nodes[c] for c in G[f"paper:{paper}"] if c in MAPPED]
+        concepts = [G.nodes[c] for c in G[f"paper:{paper}"] if c in MAPPED and G.nodes[c]["cluster"] == node["cluster"]]
+        assert concepts
         for axis in ("x", "y"):
             assert min(c[axis] for c in concepts) - 10.01 <= node[axis] <= max(c[axis] for c in concepts) + 10.01
 
@@ -117,6 +128,8 @@ def test_clusters_are_listed_with_names_sizes_and_centres(G):
         xs = [G.nodes[n]["x"] for n in members[c["id"]]]
         assert min(xs) <= c["x"] <= max(xs)
     assert sum(c["papers"] for c in clusters) == 6
+    assert [c["label"] for c in clusters] == ["memory efficiency / fine-tuning / zeroth-order optimization",
+                                              "stochastic zeroth-order optimization / stochastic gradient descent / federated learning"]
 
 
 def test_a_paper_gets_the_cluster_most_of_its_concepts_are_in(G):
@@ -200,13 +213,15 @@ def test_one_paper_without_concepts_is_placed():
 def test_one_paper_with_concepts_of_its_own_is_placed():
     G = graph_of({"p000000000000001": ["a", "b"]})
     add_map(G)
-    assert mapped(G) == [] and G.graph["clusters"] == []
-    assert "x" in G.nodes["paper:p000000000000001"]
+    assert mapped(G) == ["concept:a", "concept:b"] and [c["concepts"] for c in G.graph["clusters"]] == [2]
+    paper = G.nodes["paper:p000000000000001"]
+    assert paper["cluster"] == 1 and all(math.isfinite(paper[k]) for k in ("x", "y"))
+    assert (G.nodes["concept:a"]["x"], G.nodes["concept:a"]["y"]) != (G.nodes["concept:b"]["x"], G.nodes["concept:b"]["y"])
 
 
 def test_papers_without_concepts_go_round_the_map():
     G = graph_of({"p000000000000001": ["a", "b"], "p000000000000002": ["a", "b"], "p000000000000003": [],
-                  "p000000000000004": []})
+                  "p000000000000004": []})  # papers 3 and 4 have no concept
     add_map(G)
     assert mapped(G) == ["concept:a", "concept:b"]
     for p in ("p000000000000003", "p000000000000004"):
@@ -245,8 +260,24 @@ def test_the_concept_map_weighs_links_by_association_strength():
     cmap = concept_map(fixture_graph())
     assert cmap.nodes == tuple(MAPPED)
     assert list(cmap.links) == sorted(cmap.links) and all(i < j for i, j in cmap.links)
-    assert sum(cmap.weights) == pytest.approx(len(cmap.links))  # scaled to a mean of 1 (no broader links here)
     index = {n: i for i, n in enumerate(cmap.nodes)}
+    broader = {(index["concept:zeroth-order-optimization"], index["concept:optimization"]),
+               (index["concept:stochastic-zeroth-order-optimization"], index["concept:zeroth-order-optimization"])}
+    broader = {tuple(sorted(p)) for p in broader}
+    weights = [w for p, w in zip(cmap.links, cmap.weights) if p not in broader]
+    assert sum(weights) == pytest.approx(len(weights))  # co-occurrences scaled to a mean of 1
     fl, llm = index["concept:federated-learning"], index["concept:large-language-model"]
     assert cmap.counts[cmap.links.index((fl, llm))] == 1  # P4
     assert find_communities(cmap) == find_communities(cmap)
+
+
+def test_stats_count_the_clusters(G):
+    from kg.graph.stats import graph_stats
+
+    stats = graph_stats(G)
+    assert stats["map_concepts"] == 8 and stats["clusters"] == 2
+    assert stats["cluster_summary"] == [
+        {"id": 1, "label": "memory efficiency / fine-tuning / zeroth-order optimization", "concepts": 5, "papers": 4},
+        {"id": 2, "label": "stochastic zeroth-order optimization / stochastic gradient descent / federated learning",
+         "concepts": 3, "papers": 2},
+    ]

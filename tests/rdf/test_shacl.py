@@ -99,6 +99,10 @@ def _add_word(g: Graph, item: URIRef, text: str, iri: URIRef | None = None) -> N
     g.add((iri, KGV.text, Literal(text)))
     g.add((item, KGV.word, iri))
 
+
+C1, C2 = KG["cluster/1"], KG["cluster/2"]  # 1: memory-efficiency (rank 1), fine-tuning, ZOO, LLM, optimization; P1, P3, P4, P5
+FT = concept("fine-tuning")  # kgv:clusterRank 2 in cluster 1
+
 ADA = KG["person/orcid-0000-0002-1825-0097"]  # P1's first author, P3's too
 GRACE = KG["person/orcid-0000-0001-5109-3700"]
 AU12 = KG[f"authorship/{P1}/2"]  # P1's second author, Alan Turing
@@ -138,6 +142,26 @@ BREAKAGES = [
     ("person-two-orcids", lambda g: g.add((ADA, SDO.sameAs, URIRef("https://orcid.org/0000-0001-5109-3700"))),
      "at most one https://orcid.org/ IRI"),
     ("person-orphan", _orphan_person, "at least one kgv:Authorship (the author of a paper)"),
+    ("cluster-without-name", lambda g: g.remove((C1, SKOS.prefLabel, None)), "a cluster has exactly one skos:prefLabel"),
+    ("cluster-name-untagged", lambda g: _set(g, C1, SKOS.prefLabel, Literal("memory efficiency / fine-tuning / optimization")),
+     "a cluster has exactly one skos:prefLabel"),
+    ("cluster-name-not-its-top", lambda g: _set(g, C1, SKOS.prefLabel, Literal("fine-tuning / optimization", lang="en")),
+     "does not hold the skos:prefLabel memory efficiency of its member ranked 1"),
+    ("cluster-member-not-concept", lambda g: g.add((C1, SKOS.member, paper(P1))), "each a skos:Concept"),
+    ("cluster-without-members", lambda g: g.remove((C2, SKOS.member, None)), "one or more skos:member"),
+    ("cluster-conceptCount-wrong", lambda g: _set(g, C1, KGV.conceptCount, Literal(6)), "kgv:conceptCount 6 but 5 skos:member"),
+    ("cluster-paperCount-wrong", lambda g: _set(g, C1, KGV.clusterPaperCount, Literal(3)), "kgv:clusterPaperCount 3 but 4 papers"),
+    ("cluster-paperCount-missing", lambda g: g.remove((C2, KGV.clusterPaperCount, None)), "exactly one kgv:clusterPaperCount"),
+    ("concept-in-two-clusters", lambda g: g.add((C2, SKOS.member, FT)), "a skos:member of at most one cluster"),
+    ("clusterRank-twice", lambda g: _set(g, OPT, KGV.clusterRank, Literal(2)), "has kgv:clusterRank 2, above its kgv:conceptCount or also"),
+    ("clusterRank-above-count", lambda g: _set(g, ZOO, KGV.clusterRank, Literal(6)), "has kgv:clusterRank 6, above"),
+    ("clusterRank-missing", lambda g: g.remove((FT, KGV.clusterRank, None)), "exactly one kgv:clusterRank"),
+    ("clusterRank-out-of-cluster", lambda g: g.add((concept("language-model"), KGV.clusterRank, Literal(1))),
+     "has a kgv:clusterRank but is in no cluster"),
+    ("paper-in-two-clusters", lambda g: g.add((paper(P1), KGV.cluster, C2)), "at most one kgv:cluster"),
+    ("paper-cluster-not-dominant", lambda g: _set(g, paper(P1), KGV.cluster, C2), "holds 0 of its concepts, but"),
+    ("paper-cluster-missing", lambda g: g.remove((paper(P1), KGV.cluster, None)), "is in a cluster but the paper has no kgv:cluster"),
+    ("cluster-on-a-concept", lambda g: g.add((OPT, KGV.cluster, C1)), "only a schema:ScholarlyArticle has a kgv:cluster"),
     ("no-prefLabel", lambda g: g.remove((OPT, SKOS.prefLabel, None)), "exactly one skos:prefLabel"),
     ("two-prefLabels", lambda g: g.add((OPT, SKOS.prefLabel, Literal("optimisation", lang="en"))), "exactly one skos:prefLabel"),
     ("prefLabel-untagged", lambda g: _set(g, OPT, SKOS.prefLabel, Literal("optimization")), "language-tagged"),

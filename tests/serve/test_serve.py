@@ -99,7 +99,7 @@ def _rows(result):
 def test_select_json_get_and_csv_post(served):
     from SPARQLWrapper import CSV, GET, JSON
 
-    q = "PREFIX skos: <http://www.w3.org/2004/02/skos/core#> SELECT ?c ?l WHERE { ?c skos:prefLabel ?l } ORDER BY ?l"
+    q = "PREFIX skos: <http://www.w3.org/2004/02/skos/core#> SELECT ?c ?l WHERE { ?c a skos:Concept ; skos:prefLabel ?l } ORDER BY ?l"
     as_json = _sparql(served, q, JSON, GET)
     labels = [b["l"]["value"] for b in as_json["results"]["bindings"]]
     assert as_json["head"]["vars"] == ["c", "l"]

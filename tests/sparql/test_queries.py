@@ -137,6 +137,15 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("name", ["author=katherine johnson"]),
         ("none", []),
     ],
+    "clusters": [("default", [])],
+    "cluster-of": [
+        ("label", ["label=LLM"]),                                # altLabel, any case: cluster 1, its five members
+        ("iri", [concept("fine-tuning"), "top=2"]),              # cluster 1, its two most characteristic
+        ("id", [f"id={P2}"]),                                    # cluster 2
+        ("paper", [paper(P1)]),
+        ("off-map", ["label=language model"]),                   # no paper of its own: on no cluster
+        ("none", []),
+    ],
     "related-concepts": [
         ("label", ["label=LLM"]),                                # altLabel; one related concept
         ("iri", [concept("fine-tuning")]),                       # three, by association
@@ -301,7 +310,7 @@ def test_binding_cannot_change_the_query(store):
     size = len(store)
     for query, name in [("papers-of-concept", "label"), ("cooccurring-concepts", "label"), ("search", "text"),
                         ("concepts-of-paper", "id"), ("related-papers", "id"), ("phrases-of-concept", "label"),
-                        ("top-concepts-per-venue", "venue")]:
+                        ("top-concepts-per-venue", "venue"), ("cluster-of", "label"), ("cluster-of", "id")]:
         plain = run(store, query, [f"{name}=x"])
         hostile = run(store, query, [f"{name}={INJECTION}"])
         assert hostile.kind == "select" and hostile.variables == plain.variables

@@ -1,0 +1,181 @@
+"""graph.gexf read back by networkx, and map.json checked against VOSviewer Online's JSON format."""
+
+from __future__ import annotations
+
+import io
+import json
+import numbers
+
+import networkx as nx
+import pytest
+from fixture_graph import P1, fixture_graph
+
+from kg.graph.mapfiles import write_gexf, write_vosviewer_json
+
+# VOSviewer Online's JSON map format (its documentation, "VOSviewer JSON files"): the attributes
+# each object may have, and the checks its reader (src/utils/errors.js, getJsonDataError) makes.
+TOP = {"network", "config", "info"}
+NETWORK = {"items", "links", "clusters"}
+ITEM = {"id", "label", "description", "url", "x", "y", "cluster", "weights", "scores"}
+LINK = {"source_id", "target_id", "strength"}
+CLUSTER = {"cluster", "label"}
+
+
+def vosviewer_problems(data) -> list[str]:
+    """What VOSviewer Online would refuse in *data*, or what its documentation does not name."""
+    problems = []
+    if not isinstance(data, dict) or not set(data) <= TOP or not isinstance(data.get("network"), dict):
+        return ["not an object with a network (and only config and info beside it)"]
+    network = data["network"]
+    if not set(network) <= NETWORK:
+        problems.append(f"network has {sorted(set(network) - NETWORK)}")
+    items, links = network.get("items", []), network.get("links", [])
+    if len(items) < 3:
+        problems.append("fewer than three items")
+    ids = [item.get("id") for item in items]
+    if len(set(ids)) != len(ids) or any(i in (None, "") or not isinstance(i, (str, int)) for i in ids):
+        problems.append("item ids missing, empty or not unique")
+    for item in items:
+        if not set(item) <= ITEM:
+            problems.append(f"item {item.get('id')} has {sorted(set(item) - ITEM)}")
+        if not isinstance(item.get("label"), str):
+            problems.append(f"item {item.get('id')} has no label")
+        if not all(isinstance(item.get(k), numbers.Real) and not isinstance(item.get(k), bool) for k in ("x", "y")):
+            problems.append(f"item {item.get('id')}: x or y is not a number")
+        cluster = item.get("cluster")
+        if cluster is not None and (not isinstance(cluster, int) or not 1 <= cluster <= 1000):
+            problems.append(f"item {item.get('id')}: cluster {cluster!r} is not an integer from 1 to 1000")
+        if any(not isinstance(w, numbers.Real) or w < 0 for w in item.get("weights", {}).values()):
+            problems.append(f"item {item.get('id')}: a weight is not a non-negative number")
+        if any(s is not None and not isinstance(s, numbers.Real) for s in item.get("scores", {}).values()):
+            problems.append(f"item {item.get('id')}: a score is not a number")
+    if items and len({(i.get("x"), i.get("y")) for i in items}) == 1:
+        problems.append("every item has the same coordinates")
+    known = set(ids)
+    for link in links:
+        if not set(link) <= LINK or "source_id" not in link or "target_id" not in link:
+            problems.append(f"link {link} has other attributes or lacks source_id / target_id")
+        elif link["source_id"] not in known or link["target_id"] not in known:
+            problems.append(f"link {link} names an item that is not there")
+        if not isinstance(link.get("strength", 0), numbers.Real) or link.get("strength", 0) < 0:
+            problems.append(f"link {link}: strength is not a non-negative number")
+    for cluster in network.get("clusters", []):
+        if set(cluster) != CLUSTER or not isinstance(cluster["cluster"], int) or not isinstance(cluster["label"], str):
+            problems.append(f"cluster {cluster} is not a cluster number and a label")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def G() -> nx.Graph:
+    return fixture_graph()
+
+
+@pytest.fixture(scope="module")
+def vos(G) -> dict:
+    f = io.BytesIO()
+    write_vosviewer_json(G, f, title="fixture")
+    return json.loads(f.getvalue().decode("utf-8"))
+
+
+def test_gexf_reads_back_with_positions_and_clusters(G):
+    f = io.BytesIO()
+    write_gexf(G, f)
+    H = nx.read_gexf(io.BytesIO(f.getvalue()))
+    placed = sorted(n for n, d in G.nodes(data=True) if "x" in d)
+    assert sorted(H.nodes) == placed  # the 8 concepts on the map, the 6 papers, the 2 venues
+    assert len([n for n in H if n.startswith("concept:")]) == 8
+    for n in placed:
+        d, h = G.nodes[n], H.nodes[n]
+        assert (h["viz"]["position"]["x"], h["viz"]["position"]["y"]) == (d["x"], d["y"])
+        assert h.get("cluster") == d.get("cluster") and h["kind"] == d["kind"] and h["label"] == d["label"]
+    assert H.nodes["concept:fine-tuning"]["papers"] == 3
+    assert H.nodes[f"paper:{P1}"]["year"] == 2024 and H.nodes[f"paper:{P1}"]["venue"] == "ICML"
+    kinds = {d["kind"] for _, _, d in H.edges(data=True)}
+    assert kinds == {"cooccurs", "broader", "subject", "venue"}
+    assert H.edges["concept:fine-tuning", "concept:large-language-model"]["weight"] == 2.0  # P1 and P4
+    # zeroth-order optimization (P1, P4) is narrower than optimization (P3, P5): no paper has both
+    assert H.edges["concept:zeroth-order-optimization", "concept:optimization"]["kind"] == "broader"
+    assert not any("concept:language-model" in e for e in H.edges)  # off the map (no paper of its own)
+
+
+def test_map_json_has_vosviewers_documented_fields(vos):
+    assert vosviewer_problems(vos) == []
+    items = {i["id"]: i for i in vos["network"]["items"]}
+    assert sorted(items) == ["concept:federated-learning", "concept:fine-tuning", "concept:large-language-model",
+                             "concept:memory-efficiency", "concept:optimization", "concept:stochastic-gradient-descent",
+                             "concept:stochastic-zeroth-order-optimization", "concept:zeroth-order-optimization"]
+    ft = items["concept:fine-tuning"]
+    assert ft["label"] == "fine-tuning" and ft["cluster"] == 1
+    # fine-tuning (P1, P4, P5) shares papers with LLM (2), ZOO (2), memory efficiency (2),
+    # federated learning (1), optimization (1)
+    assert ft["weights"] == {"Links": 5, "Total link strength": 8, "Occurrences": 3}
+    assert ft["scores"] == {"Avg. pub. year": round((2024 + 2024 + 2025) / 3, 2)}
+    assert vos["network"]["clusters"] == [
+        {"cluster": 1, "label": "memory efficiency / fine-tuning / zeroth-order optimization"},
+        {"cluster": 2, "label": "stochastic zeroth-order optimization / stochastic gradient descent / federated learning"}]
+    assert vos["info"]["title"] == "fixture"
+    strengths = {(link["source_id"], link["target_id"]): link["strength"] for link in vos["network"]["links"]}
+    assert strengths[("concept:fine-tuning", "concept:large-language-model")] == 2
+
+
+def test_map_json_y_is_upwards(G, vos):
+    """VOSviewer draws y upwards, the page (like every screen) downwards: map.json turns it over."""
+    item = next(i for i in vos["network"]["items"] if i["id"] == "concept:fine-tuning")
+    assert (item["x"], item["y"]) == (G.nodes["concept:fine-tuning"]["x"], -G.nodes["concept:fine-tuning"]["y"])
+
+
+@pytest.mark.parametrize("breakage,expected", [
+    (lambda d: d["network"]["items"][0].update(cluster=1001), "not an integer from 1 to 1000"),
+    (lambda d: d["network"]["items"][0]["weights"].update(Links=-1), "not a non-negative number"),
+    (lambda d: d["network"]["links"].append({"source_id": "concept:nowhere", "target_id": "concept:fine-tuning", "strength": 1}),
+     "names an item that is not there"),
+    (lambda d: d["network"]["items"][1].update(id=d["network"]["items"][0]["id"]), "not unique"),
+    (lambda d: d["network"]["items"][0].update(size=3), "has ['size']"),
+    (lambda d: d["network"].update(items=d["network"]["items"][:2]), "fewer than three items"),
+])
+def test_the_check_catches_what_vosviewer_refuses(vos, breakage, expected):
+    broken = json.loads(json.dumps(vos))
+    breakage(broken)
+    assert any(expected in p for p in vosviewer_problems(broken)), vosviewer_problems(broken)
+
+
+def test_map_json_leaves_clusters_past_1000_without_a_number():
+    G = fixture_graph()
+    G.nodes["concept:optimization"]["cluster"] = 1001
+    G.graph["clusters"] = G.graph["clusters"] + [{"id": 1001, "label": "far", "concepts": 1, "papers": 0, "top": [], "x": 0.0, "y": 0.0}]
+    f = io.BytesIO()
+    write_vosviewer_json(G, f)
+    data = json.loads(f.getvalue())
+    assert vosviewer_problems(data) == []
+    assert "cluster" not in next(i for i in data["network"]["items"] if i["id"] == "concept:optimization")
+    assert [c["cluster"] for c in data["network"]["clusters"]] == [1, 2]
+
+
+def test_empty_map_files_are_still_well_formed():
+    G = nx.Graph()
+    from kg.graph.layout import add_map
+
+    add_map(G)
+    f = io.BytesIO()
+    write_vosviewer_json(G, f)
+    assert json.loads(f.getvalue())["network"] == {"clusters": [], "items": [], "links": []}
+    g = io.BytesIO()
+    write_gexf(G, g)
+    assert len(nx.read_gexf(io.BytesIO(g.getvalue()))) == 0
+
+
+@pytest.mark.model
+def test_the_seeds_build_writes_both_files(seeds_build):
+    """The real build: graph.gexf reads back with the map's positions and clusters, map.json passes
+    VOSviewer's checks and has every concept on the map."""
+    G = seeds_build.graph
+    H = nx.read_gexf(seeds_build.out / "graph.gexf")
+    concepts = sorted(n for n, d in G.nodes(data=True) if d["kind"] == "concept" and "cluster" in d)
+    assert len(concepts) >= 100 and [n for n in sorted(H) if n.startswith("concept:")] == concepts  # filled up
+    for n in concepts:
+        assert H.nodes[n]["cluster"] == G.nodes[n]["cluster"]
+        assert (H.nodes[n]["viz"]["position"]["x"], H.nodes[n]["viz"]["position"]["y"]) == (G.nodes[n]["x"], G.nodes[n]["y"])
+    data = json.loads((seeds_build.out / "map.json").read_text(encoding="utf-8"))
+    assert vosviewer_problems(data) == []
+    assert sorted(i["id"] for i in data["network"]["items"]) == concepts
+    assert [c["label"] for c in data["network"]["clusters"]] == [c["label"] for c in G.graph["clusters"]]
