@@ -4,20 +4,17 @@ one real build of the seeds, and a CLI runner that goes through `kg.cli.main`.""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ROOT / "seeds"
+from support import ROOT, SEEDS, HashEmbedder  # noqa: F401 (support: what tests import; a conftest name is not unique)
 
 
 @pytest.fixture(scope="session")
@@ -42,27 +39,6 @@ def nlp():
     from kg.extract.keyphrases import load_nlp
 
     return load_nlp()
-
-
-class HashEmbedder:
-    """A deterministic bag-of-words embedder: fast tests of everything around the model."""
-
-    name = "test/hash-embedder"
-    max_tokens = 64
-
-    def _vector(self, text: str) -> np.ndarray:
-        v = np.zeros(64, dtype=np.float32)
-        for word in text.lower().split():
-            h = int(hashlib.md5(word.encode()).hexdigest(), 16)
-            v[h % 64] += 1.0 if (h >> 7) % 2 else -1.0
-        n = np.linalg.norm(v)
-        return v / n if n else v
-
-    def embed(self, texts):
-        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, 64), dtype=np.float32)
-
-    def count_tokens(self, texts):
-        return [len(t.split()) for t in texts]
 
 
 @pytest.fixture(scope="session")

@@ -91,7 +91,7 @@ def test_top_concepts_are_shared_by_several_papers(seeds_build, run_cli, project
 
 
 def test_rebuild_is_byte_identical(seeds_build, default_embedder, nlp, tmp_path, monkeypatch):
-    from conftest import ROOT
+    from support import ROOT
 
     monkeypatch.chdir(ROOT)
     again = kg.build(["seeds"], tmp_path, embedder=default_embedder, nlp=nlp)
@@ -100,7 +100,7 @@ def test_rebuild_is_byte_identical(seeds_build, default_embedder, nlp, tmp_path,
 
 
 def test_an_embedder_of_another_precision_than_the_settings_is_refused(real_embedder, nlp, tmp_path):
-    from conftest import SEEDS
+    from support import SEEDS
 
     from kg.extract.keyphrases import Settings
 

@@ -407,7 +407,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 import kg, kg.rdf.write
-from conftest import HashEmbedder
+from support import HashEmbedder
 
 real = kg.rdf.write.write_rdf
 def held(G, open_output, *, base=None, written=None):

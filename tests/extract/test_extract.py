@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import SEEDS
+from support import SEEDS
 
 from kg.errors import ModelError
 from kg.extract.embed import MODEL_SHA256, file_sha256, model_path, verify_model

@@ -9,7 +9,7 @@ import signal
 
 import psutil
 import pytest
-from conftest import SEEDS
+from support import SEEDS
 from rdflib import Graph
 from rdflib.compare import isomorphic
 
@@ -149,7 +149,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_dask_local_interrupted_leaves_no_process_and_resumes(tmp_path, hash_embedder, nlp):
-    """The tests' hashing embedder is pickled to the workers (they import it from conftest)."""
+    """The tests' hashing embedder is pickled to the workers (they import it from tests/support.py)."""
     before = _children()
     seen: set[int] = set()
 

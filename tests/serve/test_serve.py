@@ -211,8 +211,9 @@ def test_substitution_matches_pyoxigraph_on_every_canned_query():
     store.load(serialize(to_rdf(fixture_graph()), "nt"), format=ox.RdfFormat.N_TRIPLES)
     checked = 0
     for q in canned_queries():
-        names = {v["name"] for v in q["variables"]}
-        values = list(q["examples"]) + [{n: h} for n in sorted(names) for h in HOSTILE]
+        page = {"limit", "offset"} if q["paged"] else set()  # written into the text by the catalogue, not bound
+        names = {v["name"] for v in q["variables"]} - page
+        values = [e for e in q["examples"] if not page & set(e)] + [{n: h} for n in sorted(names) for h in HOSTILE]
         for example in values:
             terms = dict(parse_binding(f"{k}={v}") for k, v in example.items())
             want = _rows(store.query(q["text"], substitutions={ox.Variable(k): t for k, t in terms.items()}))

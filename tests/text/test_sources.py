@@ -32,7 +32,7 @@ def test_header_names_venue_and_year_in_any_language(header, expected):
 
 
 def test_seed_files_give_38_papers_with_venue_year_and_sources(monkeypatch):
-    from conftest import ROOT
+    from support import ROOT
 
     monkeypatch.chdir(ROOT)
     report = read_papers(["seeds"])
