@@ -155,7 +155,7 @@ def _paper_columns(nodes, papers: list[str], links: _Links, ci: Mapping[str, int
         if cut:
             texts = [_shorten(t, ABSTRACT_CHARS) for t in texts]
     out: dict[str, Any] = {k: [] for k in ("id", "label", "title", "venue", "year", "x", "y", "cluster",
-                                           "concepts", "abstract", "urls", "authors", "doi", "source")}
+                                           "concepts", "abstract", "urls", "authors", "doi", "arxiv", "journal", "source")}
     for p, abstract in zip(papers, texts):
         d = nodes[p]
         label = _label(nodes, p)
@@ -174,8 +174,10 @@ def _paper_columns(nodes, papers: list[str], links: _Links, ci: Mapping[str, int
         out["concepts"].append([x for c, score, _ in links.subjects.get(p, []) for x in (ci[c], round(score, 3))])
         out["abstract"].append(abstract)
         out["urls"].append([_text(u) for u in d.get("urls") or []])
-        out["authors"].append([_text(a) for a in d.get("authors") or []] or None)
+        out["authors"].append(_authors(d.get("authors")))
         out["doi"].append(_text(d["doi"]) if d.get("doi") else None)
+        out["arxiv"].append(_text(d["arxiv"]) if d.get("arxiv") else None)
+        out["journal"].append(_text(d["journal_ref"]) if d.get("journal_ref") else None)
         out["source"].append(_text(d["source_id"]) if d.get("source_id") else None)
     out["cut"] = ABSTRACT_CHARS if cut else 0
     out["served"] = abstracts == "none"
@@ -233,6 +235,20 @@ def _position(d: Mapping[str, Any]) -> tuple[float, float] | None:
 def _label(nodes, n: str) -> str:
     d = nodes[n]
     return _text(d.get("label") or d.get("title") or n)
+
+
+def _authors(value: Any) -> list[list[str | None]] | None:
+    """A paper's authors as ``[name, ORCID iD or None]`` pairs, in byline order (docs/model.md:
+    ``{"name", "orcid"}`` each; a plain name from a graph of before), or None when it names none."""
+    out = []
+    for a in value if isinstance(value, list) else []:
+        if isinstance(a, Mapping):
+            name, orcid = a.get("name"), a.get("orcid")
+            if name:
+                out.append([_text(name), _text(orcid) if orcid else None])
+        elif a:
+            out.append([_text(a), None])
+    return out or None
 
 
 def _text(value: Any) -> str:

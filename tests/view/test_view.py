@@ -247,6 +247,38 @@ def test_details_hover_and_search_show_hostile_text_as_text(open_page) -> None:
     assert page.evaluate("typeof window.__pwned") == "undefined" and o.errors == [] and o.requests == [o.url]
 
 
+
+def _with_identifiers(G: nx.Graph) -> nx.Graph:
+    """*G* with paper 1's bibliographic attributes as kg.text.records gives them (docs/model.md)."""
+    G.nodes["paper:p000000000000001"].update(
+        authors=[{"name": "Jane Smith", "orcid": "0000-0002-1825-0097"}, {"name": "Ali <b>Kaya</b>", "orcid": None}],
+        doi="10.5555/abc.123", arxiv="2401.01234", journal_ref="J. Mach. Learn. Res. 25 (2024)")
+    return G
+
+
+@pytest.mark.browser
+def test_a_papers_details_give_its_authors_doi_and_arxiv_id(open_page) -> None:
+    """Authors by name (an ORCID iD linked), the DOI and arXiv id linked to their resolvers, the
+    journal reference; a paper without them shows none; DOI and arXiv id find the paper."""
+    o = open_page(render_html(_with_identifiers(small_graph())))
+    page = o.page
+    page.evaluate("kgMap.focus('paper:p000000000000001')")
+    page.wait_for_selector('#kg-details[data-node="paper:p000000000000001"]')
+    details = page.text_content("#kg-details")
+    assert "Jane Smith, Ali <b>Kaya</b>" in details and "{" not in details and "orcid" not in details
+    assert "J. Mach. Learn. Res. 25 (2024)" in details
+    links = page.eval_on_selector_all("#kg-details a", "as => as.map(a => [a.textContent, a.href])")
+    assert ["Jane Smith", "https://orcid.org/0000-0002-1825-0097"] in links
+    assert ["10.5555/abc.123", "https://doi.org/10.5555/abc.123"] in links
+    assert ["arXiv:2401.01234", "https://arxiv.org/abs/2401.01234"] in links
+    assert page.locator("#kg-details b").count() == 0
+    page.evaluate("kgMap.focus('paper:p000000000000003')")
+    page.wait_for_selector('#kg-details[data-node="paper:p000000000000003"]')
+    assert page.locator("#kg-details .kg-authors, #kg-details a").count() == 0
+    for q in ("10.5555/abc.123", "2401.01234"):
+        assert page.evaluate("q => kgMap.search(q, 1)[0].id", q) == "paper:p000000000000001"
+    assert o.errors == [] and o.requests == [o.url]
+
 @pytest.mark.browser
 def test_labels_follow_the_zoom_without_overlap(open_page) -> None:
     G = big_graph()

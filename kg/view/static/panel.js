@@ -12,6 +12,8 @@
     if (cls) e.className = cls;
     return e;
   }
+  /* The address of an identifier at its resolver (as kg.text.identifiers writes them in the RDF). */
+  function resolver(base, id) { return base + encodeURIComponent(id).replace(/%2F/g, "/"); }
   function swatch(color) {
     var s = el("span", null, "kg-sw");
     s.style.background = color;
@@ -224,12 +226,25 @@
     var M = this.M, P = M.P, parts = [], self = this, v = P.venue[i];
     if (P.title[i]) parts.push(el("p", P.title[i], "kg-title"));
     parts.push(el("p", where(v >= 0 ? M.V.label[v] : null, P.year[i]) || "no venue, no year", "kg-muted"));
-    if (P.authors[i]) parts.push(el("p", P.authors[i].join(", "), "kg-authors"));
-    if (P.doi[i]) {
-      var doi = el("p", "DOI ");
-      doi.appendChild(this.anchor(P.doi[i], /^10\.\d{4,9}\/\S+$/.test(P.doi[i]) ? "https://doi.org/" + P.doi[i] : null));
-      parts.push(doi);
+    if (P.authors[i]) {
+      var authors = el("p", null, "kg-authors");
+      P.authors[i].forEach(function (a, k) {
+        if (k) authors.appendChild(document.createTextNode(", "));
+        authors.appendChild(a[1] ? self.anchor(a[0], resolver("https://orcid.org/", a[1])) : el("span", a[0]));
+      });
+      parts.push(authors);
     }
+    if (P.journal[i]) parts.push(el("p", P.journal[i], "kg-muted"));
+    var ids = el("p", null, "kg-ids");
+    if (P.doi[i]) {
+      ids.appendChild(document.createTextNode("DOI "));
+      ids.appendChild(this.anchor(P.doi[i], /^10\.\d{4,9}\/\S+$/.test(P.doi[i]) ? resolver("https://doi.org/", P.doi[i]) : null));
+    }
+    if (P.arxiv[i]) {
+      if (P.doi[i]) ids.appendChild(document.createTextNode(" \u00b7 "));
+      ids.appendChild(this.anchor("arXiv:" + P.arxiv[i], resolver("https://arxiv.org/abs/", P.arxiv[i])));
+    }
+    if (ids.childNodes.length) parts.push(ids);
     parts.push(el("h3", "Abstract"));
     var abstract = el("p", P.abstract[i] === null ? "loading\u2026" : P.abstract[i], "kg-abstract");
     abstract.id = "kg-abstract";
