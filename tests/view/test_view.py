@@ -464,6 +464,7 @@ def _odd_texts() -> nx.Graph:
     G.nodes["concept:c3"]["label"] = "</script><script>window.__pwned=1</script>"
     G.nodes["paper:p" + "0" * 15]["abstract"] = "</script><img src=x onerror=window.__pwned=2>"
     G.graph["clusters"][0]["label"] = "</script>\u202e cluster"
+    G.graph["clusters"][1]["label"] = "ب" * 250 + " / " + "y" * 250  # a cluster named by concepts of long labels
     G.graph["clusters"].append({"id": 99, "label": "a cluster of one", "concepts": 1, "papers": 1, "top": ["concept:c4"],
                                 "x": 0.0, "y": 0.0})
     G.nodes["concept:c4"]["cluster"] = 99
@@ -504,6 +505,9 @@ def test_odd_texts_are_drawn_as_text(open_page) -> None:
     long_label = labels.get("concept:c0")
     if long_label is not None:
         assert len(long_label) <= 37 and long_label.endswith("\u2026")
+    named = page.eval_on_selector_all("#kg-legend-body li span:nth-child(2)", "ss => ss.map(s => [s.textContent, s.title])")
+    long_name = [(text, full) for text, full in named if full.startswith("ب" * 250)]
+    assert len(long_name) == 1 and len(long_name[0][0]) <= 121 and long_name[0][0].endswith("\u2026")
     page.evaluate("kgMap.focus('paper:p" + "0" * 15 + "')")
     page.wait_for_selector("#kg-abstract")
     assert page.text_content("#kg-abstract") == "</script><img src=x onerror=window.__pwned=2>"

@@ -3,7 +3,7 @@
 (function (kg) {
   "use strict";
   var core = kg.core, plural = core.plural;
-  var LISTED = 200, LEGEND_SHOWN = 12, RESULTS = 12;
+  var LISTED = 200, LEGEND_SHOWN = 12, RESULTS = 12, NAME_CHARS = 120;  /* NAME_CHARS: a legend entry's characters */
 
   function $(id) { return document.getElementById(id); }
   function el(tag, text, cls) {
@@ -65,7 +65,9 @@
       legend.items.forEach(function (item, k) {
         var li = el("li");
         li.appendChild(swatch(item.color));
-        li.appendChild(el("span", item.label));
+        var name = el("span", core.shorten(item.label, NAME_CHARS));
+        name.title = item.label;
+        li.appendChild(name);
         if (item.count !== undefined) li.appendChild(el("span", String(item.count), "kg-muted kg-count"));
         if (item.cluster) li.setAttribute("data-cluster", String(item.cluster));
         li.setAttribute("data-color", item.color);
@@ -199,7 +201,7 @@
     if (C.cluster[i]) {
       var c = M.clusterById[C.cluster[i]], line = el("p", null, "kg-legend-item");
       line.appendChild(swatch(core.clusterColor(c.id)));
-      line.appendChild(el("span", "cluster " + c.id + ": " + c.label));
+      line.appendChild(el("span", "cluster " + c.id + ": " + core.shorten(c.label, NAME_CHARS)));
       parts.push(line);
     }
     if (!M.onMap[i]) {
