@@ -57,6 +57,9 @@ _LATEX_ESCAPE = re.compile(r"\\([%&#_$])")
 # from each opener that has no closer ("[a](" or "**a " repeated: quadratic, minutes).
 _MD_LINK = re.compile(r"!?\[([^\]]{0,500})\]\(([^)\s]{1,500})(?:\s+\"[^\"]{0,500}\")?\)")
 _MD_EMPHASIS = re.compile(r"(\*{1,3}|_{2,3})(?=\S)(.{1,500}?)(?<=\S)\1")
+# Markdown's single-underscore italics: at word edges only (not snake_case), two characters or more
+# inside (a lone `_x_` may be a variable), no underscore inside.
+_MD_UNDERSCORE = re.compile(r"(?<![\w\\])_(?=[^\s_])([^_\n]{2,500}?)(?<=[^\s_])_(?!\w)")
 MAX_NESTING = 8  # passes over nested \emph{\textbf{...}} and ***...***: real markup nests 2 or 3 deep
 # A run of signs: never part of a keyphrase, and spaCy's tokenizer takes time quadratic in its
 # length (8,000 brackets in a row: 74 s).
@@ -238,6 +241,8 @@ def clean_text(text: str) -> str:
             text = _MD_EMPHASIS.sub(lambda m: m.group(2), text)
             if text == previous:
                 break
+    if "_" in text:
+        text = _MD_UNDERSCORE.sub(lambda m: m.group(1), text)
     if "<" in text:
         text = _HTML_TAG.sub(" ", text)
     text = _single_spaced(text)

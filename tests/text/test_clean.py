@@ -18,6 +18,12 @@ def test_markdown_emphasis_and_links():
     assert clean_text(raw) == "we introduce Atom Theory and bold _x_ the code."
 
 
+def test_single_underscore_emphasis_of_words_is_text_but_identifiers_stay():
+    """The seeds write `_Dual Averaging_` (markdown italics); it was the concept label 'dual averaging_'."""
+    raw = "combines _Dual Averaging_ with EControl, sets the my_flag_name option and _x_ (_a b_c)."
+    assert clean_text(raw) == "combines Dual Averaging with EControl, sets the my_flag_name option and _x_ (_a b_c)."
+
+
 def test_a_stray_comment_runs_to_the_end_of_its_sentence_but_percentages_stay():
     raw = "sharpens the asymptotic behavior %accelerates convergence even under noise. Finally, 68.2% and 50 % stay."
     assert clean_text(raw) == "sharpens the asymptotic behavior. Finally, 68.2% and 50 % stay."
