@@ -596,14 +596,25 @@ def _suffixes(conjunction: str) -> str:
     return f"{', '.join(FOLDER_SUFFIXES[:-1])} {conjunction} {FOLDER_SUFFIXES[-1]}"
 
 
+_EMPTY_ADVICE = {  # what an empty file of each kind should hold (docs/input.md)
+    ".txt": "put a header line (venue and year) and one abstract per paragraph in it",
+    **dict.fromkeys(JSONL_SUFFIXES, "put one JSON object a line in it, each with an abstract field"),
+    ".json": "put a JSON list of objects with an abstract field, or OpenAlex or arXiv records, in it",
+    ".csv": "put a header row with an abstract column, then one row a paper, in it",
+    ".tsv": "put a header row with an abstract column, then one row a paper, in it",
+    ".bib": "export BibTeX entries with their abstract fields into it",
+    ".ris": "export RIS records with their AB (abstract) fields into it",
+}
+
+
 def _read_file(path: Path, name: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int], str]:
     """The records of the file *path* (reported as *name*), the warnings, what was skipped, and
     the SHA-256 of the bytes read."""
     raw = read_input(path, name)
-    if not raw.data.strip():
-        raise InputError(f"{name}: empty file; put a header line (venue and year) and one abstract per paragraph in it")
-    text, notes = decode(raw.data, name)
     suffix = path.suffix.lower()
+    if not raw.data.strip():
+        raise InputError(f"{name}: empty file; {_EMPTY_ADVICE.get(suffix, _EMPTY_ADVICE['.txt'])}")
+    text, notes = decode(raw.data, name)
     from kg.text.formats import read_format  # BibTeX, RIS, OpenAlex, arXiv and JSON: their readers
 
     found = read_format(name, suffix, text, jsonl=_read_jsonl, row=_record_from_mapping)

@@ -620,3 +620,11 @@ def test_warnings_of_a_kind_past_the_kept_ones_are_counted_not_kept(tmp_path, mo
     assert report.warning_counts == {"row_without_abstract": 3000, "malformed_row": 1}
     assert str(report.warnings[49]) == "x.jsonl, row 51: no abstract (the 'abstract' field is missing or empty); row skipped"
     assert report.skipped == {"row_without_abstract": 3000, "malformed_row": 1}
+
+
+@pytest.mark.parametrize("suffix, advice", [(".jsonl", "one JSON object a line"), (".csv", "a header row with an abstract column"),
+                                            (".bib", "BibTeX entries"), (".ris", "RIS records")])
+def test_an_empty_file_gets_the_advice_of_its_format(tmp_path, suffix, advice):
+    f = write(tmp_path / f"empty{suffix}", "\n")
+    with pytest.raises(InputError, match=rf"empty\{suffix}: empty file; .*{advice}"):
+        read_papers([f])
