@@ -482,11 +482,10 @@ def test_a_30_mb_paragraph_is_skipped_with_the_limit_and_the_others_read(tmp_pat
 
 def test_a_row_over_the_limits_is_skipped_and_the_others_read(tmp_path, monkeypatch):
     import kg.text.files
-    import kg.text.sources
 
-    monkeypatch.setattr(kg.text.sources, "MAX_RECORD_CHARS", 30_000)
-    monkeypatch.setattr(kg.text.sources, "MAX_ABSTRACT_CHARS", 1_000)
-    monkeypatch.setattr(kg.text.sources, "MAX_FIELD_CHARS", 100)
+    monkeypatch.setattr(kg.text.files, "MAX_RECORD_CHARS", 30_000)
+    monkeypatch.setattr(kg.text.files, "MAX_ABSTRACT_CHARS", 1_000)
+    monkeypatch.setattr(kg.text.files, "MAX_FIELD_CHARS", 100)
     rows = [json.dumps({"abstract": ABSTRACT_A, "authors": ["x" * 50] * 1000}), json.dumps({"abstract": "word " * 300}),
             json.dumps({"abstract": ABSTRACT_B, "title": "t" * 200}), json.dumps({"abstract": ABSTRACT_A + " Again."})]
     f = write(tmp_path / "x.jsonl", "\n".join(rows) + "\n")
