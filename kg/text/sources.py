@@ -348,13 +348,13 @@ def _row_authors(value: object, where: str, notes: Notes) -> tuple[Author, ...]:
         notes.warn(where, f"authors {_shown(value)} are not a list of names; the paper is kept without them", "bad_field")
         return ()
     authors = []
-    for person in value:
-        given_orcid = None
-        if isinstance(person, dict):
-            lowered = {str(k).strip().lower(): v for k, v in person.items()}
+    for given in value:
+        person, given_orcid = given, None
+        if isinstance(given, dict):
+            lowered = {str(k).strip().lower(): v for k, v in given.items()}
             person, given_orcid = lowered.get("name"), lowered.get("orcid")
         if not isinstance(person, str):
-            notes.warn(where, f"author {_shown(person)} is not a name (text, or an object with a 'name'); the paper is kept"
+            notes.warn(where, f"author {_shown(given)} is not a name (text, or an object with a 'name'); the paper is kept"
                        " without this author", "bad_field")
             continue
         name = notes.field(where, "author's name", normalize_space(person))

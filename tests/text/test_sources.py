@@ -619,3 +619,30 @@ def test_warnings_of_a_kind_past_the_kept_ones_are_counted_not_kept(tmp_path, mo
     assert report.warning_counts == {"row_without_abstract": 3000, "malformed_row": 1}
     assert str(report.warnings[49]) == "x.jsonl, row 51: no abstract (the 'abstract' field is missing or empty); row skipped"
     assert report.skipped == {"row_without_abstract": 3000, "malformed_row": 1}
+
+
+def test_rows_carry_a_doi_an_arxiv_id_and_authors_checked_as_the_other_formats_do(tmp_path):
+    from kg.text.records import Author
+
+    rows = [{"abstract": ABSTRACT_A, "doi": "https://doi.org/10.1234/ABC", "arxiv": "arXiv:2401.00001v2",
+             "authors": ["Ada Lovelace", {"name": "Alan Turing", "orcid": "0000-0002-1825-0097"}, {"name": "Bad Orcid", "orcid": "0000-0002-1825-0098"},
+                         {"orcid": "0000-0002-1825-0097"}, 42]},
+            {"abstract": ABSTRACT_B, "doi": "not a doi", "arxiv": "1234", "authors": "Jane Doe; John Smith"},
+            {"abstract": ABSTRACT_B + " Again.", "authors": {"name": "x"}}]
+    f = write(tmp_path / "x.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    c = write(tmp_path / "x.csv", 'abstract,doi,arxiv,authors\n"Rows of CSV carry authors.",10.5555/X1,hep-th/9603067v1,"Doe, Jane; ;Smith, J."\n')
+    report = read_papers([f, c])
+    a, b, again, csv_paper = report.papers
+    assert (a.doi, a.arxiv) == ("10.1234/abc", "2401.00001")
+    assert a.authors == (Author("Ada Lovelace"), Author("Alan Turing", "0000-0002-1825-0097"), Author("Bad Orcid"))
+    assert (b.doi, b.arxiv, b.authors) == (None, None, (Author("Jane Doe"), Author("John Smith")))
+    assert again.authors == ()
+    assert (csv_paper.doi, csv_paper.arxiv, csv_paper.authors) == ("10.5555/x1", "hep-th/9603067", (Author("Doe, Jane"), Author("Smith, J.")))
+    assert [str(w) for w in report.warnings] == [
+        "x.jsonl, row 1: ORCID of Bad Orcid: '0000-0002-1825-0098' is not an ORCID iD (its check digit is wrong); the author is kept without it",
+        "x.jsonl, row 1: author {'orcid': '0000-0002-1825-0097'} is not a name (text, or an object with a 'name'); the paper is kept without this author",
+        "x.jsonl, row 1: author 42 is not a name (text, or an object with a 'name'); the paper is kept without this author",
+        "x.jsonl, row 2: DOI 'not a doi' is not a DOI (10.<registrant>/<suffix>); the paper is kept without it",
+        "x.jsonl, row 2: arXiv id '1234' is not an arXiv id (such as 2401.00001 or hep-th/9608091); the paper is kept without it",
+        "x.jsonl, row 3: authors {'name': 'x'} are not a list of names; the paper is kept without them",
+    ]
