@@ -457,3 +457,17 @@ def test_bibtexparser_on_two_megabytes_after_an_unbalanced_brace_names_the_entry
     assert _finishes(lambda: got.append(read_papers(["unbalanced.bib"])), seconds=60)
     report = got[0]
     assert said(report, "malformed_row")[0].startswith("unbalanced.bib, line 1: @article does not parse")
+
+
+def test_two_megabytes_between_entries_that_start_like_entries_are_looked_at_once(here):
+    """Text outside any entry is looked at for an entry that lost its @: once, whatever its shape."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_clean import _finishes
+
+    from kg.text.formats.bibtex import _looks_like_entry
+
+    assert _finishes(_looks_like_entry, "a{b,\n" * 100_000, seconds=20)  # 0.5 MB: ~40 s before
+    assert _finishes(_looks_like_entry, "a{b" + "\n" * 500_000, seconds=20)
+    assert _looks_like_entry("a{b,\n" * 1000 + " title = x") and not _looks_like_entry("a{b,\n" * 1000)
