@@ -32,7 +32,15 @@ import re
 from collections.abc import Callable
 
 from kg.errors import InputError
-from kg.text.files import Warnings, escapes_surrogates, json_rows, parse_json, split_lines, surrogate_warning, without_surrogates
+from kg.text.files import (
+    Warnings,
+    escapes_surrogates,
+    json_rows,
+    parse_json,
+    split_lines,
+    surrogate_warning,
+    without_surrogates,
+)
 from kg.text.formats.ris import is_wos
 
 __all__ = ["detect", "read_format"]
