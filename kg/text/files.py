@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -27,16 +28,22 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_RECORD_CHARS",
     "Diagnostic",
+    "LongNumber",
     "RawFile",
     "Warnings",
     "decode",
+    "escapes_surrogates",
     "input_names",
+    "json_rows",
+    "parse_json",
     "printable",
     "read_input",
     "read_json",
     "replace_surrogates",
     "split_lines",
+    "surrogate_warning",
     "too_long",
+    "without_surrogates",
 ]
 
 # A file kg reads whole into memory: 2 GiB is about 1.3 million abstracts of JSON Lines (a
@@ -276,21 +283,101 @@ def _utf16_without_bom(sample: bytes) -> str | None:
     return None
 
 
-def split_lines(text: str) -> list[str]:
-    """The lines of *text*, split at line ends only: ``\\n``, ``\\r\\n`` and ``\\r``.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str, *, first: int | None = None) -> list[str]:
+    """The lines of *text*, split at line ends only: ``\\n``, ``\\r\\n`` and ``\\r``; with
+    *first*, only its first lines (the rest of the text is not looked at).
 
     Not `str.splitlines`, which also splits at U+2028, U+2029, U+0085 and \\x1c-\\x1e: characters
     a JSON string or an abstract may hold as they are.
 
     >>> split_lines("a\\u2028b\\r\\nc\\rd\\n")
     ['a\\u2028b', 'c', 'd']
+    >>> split_lines("a\\rb\\nc", first=2)
+    ['a', 'b']
     """
+    if first is not None:
+        return _LINE_END.split(text, maxsplit=first)[:first]
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+class LongNumber:
+    """A whole number of JSON too long for Python to make an int of (past
+    `sys.get_int_max_str_digits`): kept as its digits, text enough for an id."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+    def __str__(self) -> str:
+        return self.digits
+
+    __repr__ = __str__
+
+
+def _whole_number(digits: str) -> int | LongNumber:
+    try:
+        return int(digits)
+    except ValueError:
+        return LongNumber(digits)
+
+
+@functools.cache
+def _decoder():  # one for every row: json.loads(s, parse_int=...) makes one a call
+    import json
+
+    return json.JSONDecoder(parse_int=_whole_number)
+
+
+def parse_json(text: str) -> object:
+    """The JSON value of *text*, a whole number of any length read as its digits (`LongNumber`).
+
+    Raises `json.JSONDecodeError` (a `ValueError`) when it is not JSON and `RecursionError` when
+    it is nested deeper than Python's recursion limit."""
+    return _decoder().decode(text)
+
+
+def json_rows(name: str, text: str, notes: list[Diagnostic], skipped: dict[str, int]):
+    """(row number, value) of each row of the JSON Lines *text* (of the file *name*) that kg reads:
+    rows split at line ends only (`split_lines`), a byte-order mark at a row's start dropped, blank
+    rows passed over; a row over `MAX_RECORD_CHARS`, not JSON or nested too deep is skipped with a
+    warning (counted in *skipped*), and escaped unpaired surrogates are U+FFFD with a warning.
+    Every reader of JSON Lines (kg's rows, OpenAlex works, arXiv records) reads rows so."""
+    for row, line in enumerate(split_lines(text), start=1):
+        line = line.removeprefix("\ufeff")  # files joined with cat: each may start with its byte-order mark
+        if not line.strip():
+            continue
+        where = f"row {row}"
+        why = too_long("row", line, MAX_RECORD_CHARS)
+        if why is not None:
+            _skip(notes, skipped, Diagnostic(name, where, f"{why}; row skipped (is it one JSON object a line?)", "too_long"))
+            continue
+        try:
+            value = parse_json(line)
+        except RecursionError:
+            why = "JSON nested too deep to read"
+        except ValueError as e:  # malformed, or a number json cannot make
+            why = f"malformed JSON ({e.msg}, column {e.colno})" if hasattr(e, "colno") else f"malformed JSON ({e})"
+        else:
+            value, fields = without_surrogates(value) if escapes_surrogates(line) else (value, ())
+            if fields:
+                notes.append(surrogate_warning(name, where, fields))
+            yield row, value
+            continue
+        _skip(notes, skipped, Diagnostic(name, where, f"{why}; row skipped, fix it and rebuild", "malformed_row"))
+
+
+def _skip(notes: list[Diagnostic], skipped: dict[str, int], diagnostic: Diagnostic) -> None:
+    notes.append(diagnostic)
+    skipped[diagnostic.reason] = skipped.get(diagnostic.reason, 0) + 1
 
 
 def read_json(path: Path) -> object:
@@ -315,6 +402,57 @@ def replace_surrogates(text: str) -> tuple[str, int]:
     A JSON string may escape one (``"\\ud800"``) that is no character: Python keeps it, and
     nothing can write it as UTF-8. (A pair of escapes is one character, joined by the JSON reader.)"""
     return _SURROGATE.subn("\ufffd", text)
+
+
+# The escape of a surrogate (\\ud800-\\udfff) in JSON text: a row without one cannot hold one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def escapes_surrogates(text: str) -> bool:
+    """Whether the JSON *text* may escape a surrogate (so that its value may hold an unpaired
+    one): when not, `without_surrogates` has nothing to do."""
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
+def without_surrogates(value: object) -> tuple[object, tuple[str, ...]]:
+    """*value* (parsed JSON) with each unpaired surrogate in its strings (keys too) replaced by
+    U+FFFD, and the fields (keys of an object; "row" otherwise) that held one, in order.
+
+    Raises `RecursionError` for a value nested too deep to walk."""
+
+    def fixed(v: object) -> tuple[object, int]:
+        if isinstance(v, str):
+            return replace_surrogates(v)
+        if isinstance(v, list):
+            pairs = [fixed(x) for x in v]
+            return [x for x, _ in pairs], sum(n for _, n in pairs)
+        if isinstance(v, dict):
+            out, total = {}, 0
+            for k, x in v.items():
+                (k, n), (x, m) = replace_surrogates(k), fixed(x)
+                out[k] = x
+                total += n + m
+            return out, total
+        return v, 0
+
+    if not isinstance(value, dict):
+        value, n = fixed(value)
+        return value, ("row",) if n else ()
+    out, found = {}, []
+    for key, x in value.items():
+        (fixed_key, n), (x, m) = replace_surrogates(key), fixed(x)
+        out[fixed_key] = x
+        if n + m:
+            found.append(fixed_key)
+    return out, tuple(found)
+
+
+def surrogate_warning(name: str, where: str | None, fields: tuple[str, ...]) -> Diagnostic:
+    """The warning that *fields* of a record held escaped unpaired surrogates, read as U+FFFD."""
+    named = ", ".join(fields[:-1]) + " and " + fields[-1] if len(fields) > 1 else fields[0]
+    verb = "hold" if len(fields) > 1 else "holds"
+    return Diagnostic(name, where, f"the {named} {verb} an escaped unpaired surrogate (such as \\ud800), which is no character;"
+                      " read as U+FFFD", "unpaired_surrogate")
 
 
 def too_long(what: str, value: str, limit: int) -> str | None:

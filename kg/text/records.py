@@ -11,7 +11,9 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from kg.text.files import Diagnostic, Warnings
+from kg.text import files
+from kg.text.clean import normalize_space
+from kg.text.files import Diagnostic, Warnings, too_long
 
 __all__ = ["Author", "Diagnostic", "Notes", "Record", "Source", "name_key", "shown", "year_in"]
 
@@ -96,6 +98,30 @@ class Notes:
         """A warning for a record that is not read, counted under *reason*."""
         self.warn(where, message, reason)
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def abstract(self, where: str | None, value: str, *, unit: str, what: str = "abstract",
+                 fix: str = "check that it is an abstract") -> str | None:
+        """*value* single-spaced, or None when it is over `MAX_ABSTRACT_CHARS`: then its *unit*
+        (row, entry, record, work, paragraph) is skipped with a warning, counted as ``too_long``.
+        Checked before the abstract is cleaned: cleaning a wrong file's 30 MB would take minutes."""
+        abstract = normalize_space(value)
+        why = too_long(what, abstract, files.MAX_ABSTRACT_CHARS)
+        if why is None:
+            return abstract
+        self.skip(where, f"{why}; {unit} skipped ({fix})", "too_long")
+        return None
+
+    def field(self, where: str | None, what: str, value: str | None) -> str | None:
+        """*value* (a title, venue, id, an author's name: *what*), or None with a warning when it
+        is over `MAX_FIELD_CHARS` (the paper is kept without it). Checked as given, before any
+        LaTeX in it is made text."""
+        if value is None:
+            return None
+        why = too_long(what, value, files.MAX_FIELD_CHARS)
+        if why is None:
+            return value
+        self.warn(where, f"{why}; the paper is kept without it", "bad_field")
+        return None
 
 
 def shown(value: object, limit: int = 40) -> str:

@@ -16,7 +16,6 @@ import csv
 import errno
 import hashlib
 import io
-import json
 import os
 import re
 import unicodedata
@@ -27,20 +26,18 @@ from pathlib import Path
 from kg.errors import InputError
 from kg.text.clean import clean_text, find_urls, normalize_space
 from kg.text.files import (
-    MAX_ABSTRACT_CHARS,
-    MAX_FIELD_CHARS,
-    MAX_RECORD_CHARS,
+    LongNumber,
     Warnings,
     decode,
     file_kind,
     input_names,
+    json_rows,
     printable,
     read_input,
-    replace_surrogates,
     split_lines,
-    too_long,
 )
-from kg.text.records import Author, Diagnostic, Source
+from kg.text.formats.identify import identifiers, orcid
+from kg.text.records import Author, Diagnostic, Notes, Source
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
@@ -265,10 +262,10 @@ def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], d
                 )
             )
         for lineno, piece in pieces:
-            abstract = normalize_space(piece)
             source = Source(name, paragraph=no, line=lineno)
-            if _skip_long(name, _where(source), "paragraph", abstract, MAX_ABSTRACT_CHARS, notes, skipped, unit="paragraph",
-                          fix="put a blank line between abstracts, or check that it is an abstract"):
+            abstract = Notes(name, notes, skipped).abstract(_where(source), piece, unit="paragraph", what="paragraph",
+                                                            fix="put a blank line between abstracts, or check that it is an abstract")
+            if abstract is None:
                 continue
             cleaned = clean_text(abstract)
             if not is_text(cleaned):
@@ -292,54 +289,21 @@ def _shown(value: object, limit: int = 40) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
-def _skip_long(name: str, where: str, what: str, value: str, limit: int, notes: list[Diagnostic],
-               skipped: dict[str, int], *, unit: str, fix: str) -> bool:
-    """Whether the *what* (a paragraph, a row, an abstract) is over *limit* characters: if so, a
-    warning that its *unit* (paragraph or row) is skipped, counted as ``too_long``."""
-    why = too_long(what, value, limit)
-    if why is None:
-        return False
-    notes.append(Diagnostic(name, where, f"{why}; {unit} skipped ({fix})", "too_long"))
-    skipped["too_long"] = skipped.get("too_long", 0) + 1
-    return True
-
-
-_FIELDS = ("abstract", "id", "title", "venue", "year")
-
-
-def _without_surrogates(name: str, row: int, fields: dict, notes: list[Diagnostic]) -> None:
-    """The text `_FIELDS` of a row with each unpaired surrogate escape (``\\ud800``, no
-    character) replaced by U+FFFD, and a warning naming them."""
-    found = []
-    for key in _FIELDS:
-        value = fields.get(key)
-        if isinstance(value, str):
-            fields[key], n = replace_surrogates(value)
-            if n:
-                found.append(key)
-    if found:
-        fields_named = ", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else found[0]
-        verb = "hold" if len(found) > 1 else "holds"
-        notes.append(Diagnostic(name, f"row {row}", f"the {fields_named} {verb} an escaped unpaired surrogate (such as"
-                                " \\ud800), which is no character; read as U+FFFD", "unpaired_surrogate"))
-
-
-def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnostic], skipped: dict[str, int]) -> _Record | None:
+def _record_from_mapping(name: str, row: int, data: object, warnings: list[Diagnostic], skipped: dict[str, int]) -> _Record | None:
+    """The record of one of kg's rows (a JSON object, or a CSV row as a mapping of its columns)."""
+    notes = Notes(name, warnings, skipped)
+    where = f"row {row}"
     if not isinstance(data, dict):
-        notes.append(Diagnostic(name, f"row {row}", "not a JSON object with an 'abstract' field; row skipped, fix it and rebuild", "malformed_row"))
-        skipped["malformed_row"] = skipped.get("malformed_row", 0) + 1
+        notes.skip(where, "not a JSON object with an 'abstract' field; row skipped, fix it and rebuild", "malformed_row")
         return None
     lowered = {str(k).strip().lower(): v for k, v in data.items()}
-    _without_surrogates(name, row, lowered, notes)
     abstract = lowered.get("abstract")
     if not isinstance(abstract, str) or not abstract.strip():
         why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {_shown(abstract)}"
-        notes.append(Diagnostic(name, f"row {row}", f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract"))
-        skipped["row_without_abstract"] = skipped.get("row_without_abstract", 0) + 1
+        notes.skip(where, f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract")
         return None
-    abstract = normalize_space(abstract)
-    if _skip_long(name, f"row {row}", "abstract", abstract, MAX_ABSTRACT_CHARS, notes, skipped, unit="row",
-                  fix="check that it is an abstract"):
+    abstract = notes.abstract(where, abstract, unit="row")
+    if abstract is None:
         return None
     year = lowered.get("year")
     parsed_year: int | None = None
@@ -348,22 +312,18 @@ def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnost
         if match:
             parsed_year = int(match.group(1))
         else:
-            notes.append(Diagnostic(name, f"row {row}", f"year {_shown(year)} is not a year; the paper is kept with year unknown", "bad_year"))
+            notes.warn(where, f"year {_shown(year)} is not a year; the paper is kept with year unknown", "bad_year")
 
     def text_field(key: str) -> str | None:
         value = lowered.get(key)
         if value is None or value == "":
             return None
-        if isinstance(value, bool) or not isinstance(value, (str, int, float, _LongNumber)):  # a number is text enough (an id 42)
-            notes.append(Diagnostic(name, f"row {row}", f"{key} {_shown(value)} is not text; the paper is kept without it", "bad_field"))
+        if isinstance(value, bool) or not isinstance(value, (str, int, float, LongNumber)):  # a number is text enough (an id 42)
+            notes.warn(where, f"{key} {_shown(value)} is not text; the paper is kept without it", "bad_field")
             return None
-        text = normalize_space(str(value))
-        why = too_long(key, text, MAX_FIELD_CHARS)
-        if why is not None:
-            notes.append(Diagnostic(name, f"row {row}", f"{why}; the paper is kept without it", "bad_field"))
-            return None
-        return text or None
+        return notes.field(where, key, normalize_space(str(value))) or None
 
+    found = identifiers(doi=text_field("doi"), arxiv=text_field("arxiv"), where=where, notes=notes)
     return _Record(
         abstract,
         Source(name, row=row),
@@ -371,67 +331,43 @@ def _record_from_mapping(name: str, row: int, data: object, notes: list[Diagnost
         venue=text_field("venue"),
         year=parsed_year,
         source_id=text_field("id"),
+        doi=found.doi,
+        arxiv=found.arxiv,
+        authors=_row_authors(lowered.get("authors"), where, notes),
     )
 
 
-_MALFORMED = object()
-
-
-class _LongNumber:
-    """A whole number of a JSON row too long for Python to make an int of (past
-    `sys.get_int_max_str_digits`): kept as its digits, text enough for an id."""
-
-    __slots__ = ("digits",)
-
-    def __init__(self, digits: str) -> None:
-        self.digits = digits
-
-    def __str__(self) -> str:
-        return self.digits
-
-    __repr__ = __str__
-
-
-def _whole_number(digits: str) -> int | _LongNumber:
-    try:
-        return int(digits)
-    except ValueError:
-        return _LongNumber(digits)
-
-
-_ROW_DECODER = json.JSONDecoder(parse_int=_whole_number)  # one for every row: json.loads(s, parse_int=...) makes one a row
-
-
-def _parse_row(name: str, row: int, line: str, notes: list[Diagnostic], skipped: dict[str, int]) -> object:
-    """The JSON value of a JSON Lines row, or `_MALFORMED` (with a warning) when it is not one
-    kg can read (malformed, or nested deeper than Python's recursion limit)."""
-    try:
-        return _ROW_DECODER.decode(line)
-    except json.JSONDecodeError as e:
-        why = f"malformed JSON ({e.msg}, column {e.colno})"
-    except RecursionError:
-        why = "JSON nested too deep to read"
-    except ValueError as e:  # a number json cannot make (a float of 5,000 digits is fine, inf)
-        why = f"malformed JSON ({e})"
-    notes.append(Diagnostic(name, f"row {row}", f"{why}; row skipped, fix it and rebuild", "malformed_row"))
-    skipped["malformed_row"] = skipped.get("malformed_row", 0) + 1
-    return _MALFORMED
+def _row_authors(value: object, where: str, notes: Notes) -> tuple[Author, ...]:
+    """The authors of one of kg's rows, in order: a list of names or of ``{"name", "orcid"}``
+    objects (JSON), or names separated by ``;`` (a CSV column)."""
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        value = value.split(";")
+    if not isinstance(value, list):
+        notes.warn(where, f"authors {_shown(value)} are not a list of names; the paper is kept without them", "bad_field")
+        return ()
+    authors = []
+    for given in value:
+        person, given_orcid = given, None
+        if isinstance(given, dict):
+            lowered = {str(k).strip().lower(): v for k, v in given.items()}
+            person, given_orcid = lowered.get("name"), lowered.get("orcid")
+        if not isinstance(person, str):
+            notes.warn(where, f"author {_shown(given)} is not a name (text, or an object with a 'name'); the paper is kept"
+                       " without this author", "bad_field")
+            continue
+        name = notes.field(where, "author's name", normalize_space(person))
+        if name:
+            authors.append(Author(name, orcid(given_orcid, who=name, where=where, notes=notes)))
+    return tuple(authors)
 
 
 def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
     notes = Warnings()
     skipped: dict[str, int] = {}
     records = []
-    for row, line in enumerate(split_lines(text), start=1):
-        line = line.removeprefix("\ufeff")  # files joined with cat: each may start with its byte-order mark
-        if not line.strip():
-            continue
-        if _skip_long(name, f"row {row}", "row", line, MAX_RECORD_CHARS, notes, skipped, unit="row",
-                      fix="is it one JSON object a line?"):
-            continue
-        data = _parse_row(name, row, line, notes, skipped)
-        if data is _MALFORMED:
-            continue
+    for row, data in json_rows(name, text, notes, skipped):
         record = _record_from_mapping(name, row, data, notes, skipped)
         if record:
             records.append(record)

@@ -294,3 +294,180 @@ def test_a_folder_reads_bibtex_ris_and_json_files(here):
     report = read_papers(["library"])
     assert sorted(p.sources[0].file for p in report.papers) == ["library/example_full.ris", "library/example_full.ris",
                                                                "library/openalex-W2741809807.json", "library/traps.bib"]
+
+
+# --------------------------------------------------------------------------- hostile input (docs/input.md "Limits", "Lines")
+
+ABSTRACT = "Graph neural networks learn node representations by message passing over edges."
+
+
+def _arxiv_row(**fields):
+    line = (DATA / "arxiv-metadata-oai-snapshot.json").read_text(encoding="utf-8").split("\n")[0]
+    return json.loads(line) | fields
+
+
+def _rows(here, name, rows, end="\n"):
+    (here / name).write_text(end.join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in rows) + end,
+                             encoding="utf-8")
+    return read_papers([name])
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("kind", ["openalex", "arxiv"])
+def test_json_lines_of_works_are_split_at_line_ends_only(here, kind, end):
+    """U+2028, U+2029 and U+0085 in a JSON string end no row; any line end (\\r of old Macs too) does."""
+    make = (lambda i, t: _work(id=f"https://openalex.org/W{i}", title=t, abstract_inverted_index={f"Row{i}": [0], "text.": [1]})) \
+        if kind == "openalex" else (lambda i, t: _arxiv_row(id=f"0704.000{i}", title=t, abstract=f"Row{i} text."))
+    report = _rows(here, "works.jsonl", [make(1, "a\u2028b"), make(2, "c\u2029d\x85e")], end=end)
+    assert [p.abstract for p in report.papers] == ["Row1 text.", "Row2 text."] and said(report) == []
+    assert [p.title for p in report.papers] == ["a b", "c d e"]
+    assert [p.venue for p in report.papers] == (["PeerJ"] * 2 if kind == "openalex" else ["math.CO"] * 2)  # read as works, not kg rows
+
+
+@pytest.mark.parametrize("kind", ["openalex", "arxiv"])
+def test_rows_of_works_kg_cannot_read_are_each_named_and_the_others_read(here, kind, monkeypatch):
+    import kg.text.files
+
+    good = _work(abstract_inverted_index={"Graphs": [0], "matter.": [1]}) if kind == "openalex" else _arxiv_row(abstract="Graphs matter.")
+    first = json.dumps(good)
+    monkeypatch.setattr(kg.text.files, "MAX_RECORD_CHARS", 300_000)
+    rows = [first,
+            first[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}",  # nested past the recursion limit
+            "[1, 2]",  # not an object
+            first[:-1] + ', "pad": "' + "p" * 300_000 + '"}',  # over the row limit
+            first[:-1] + ', "n": ' + "9" * 5_000 + "}"]  # a whole number of 5,000 digits: read
+    report = _rows(here, "rows.jsonl", rows)
+    assert [str(s) for s in report.papers[0].sources] == ["rows.jsonl, row 1", "rows.jsonl, row 5"]
+    assert said(report, "malformed_row")[0] == "rows.jsonl, row 2: JSON nested too deep to read; row skipped, fix it and rebuild"
+    assert said(report, "malformed_row")[1].startswith("rows.jsonl, row 3: not a JSON object")
+    assert said(report, "too_long") == [f"rows.jsonl, row 4: row of {len(rows[3]):,} characters, over kg's limit of 300,000; "
+                                        "row skipped (is it one JSON object a line?)"]
+    assert report.skipped == {"malformed_row": 2, "too_long": 1}
+
+
+def test_escaped_unpaired_surrogates_in_works_are_replacement_characters_with_a_warning(here):
+    work = json.dumps(_work(id="https://openalex.org/W9", title="T", abstract_inverted_index={"Graphs": [0], "X": [1]}))
+    work = work.replace('"T"', '"T \\ud800"').replace('"X"', '"\\udfff \\ud83d\\ude00"')
+    arxiv = json.dumps(_arxiv_row(abstract="Graphs pass messages.")).replace("Graphs pass", "Graphs \\ud800 pass")
+    report = read_papers([*(_write(here, n, t) for n, t in (("w.jsonl", work), ("a.jsonl", arxiv), ("w.json", f"[{work}]")))])
+    assert [p.abstract for p in report.papers] == ["Graphs \ufffd \U0001f600", "Graphs \ufffd pass messages."]
+    assert report.papers[0].title == "T \ufffd"
+    assert said(report, "unpaired_surrogate") == [
+        f"{n}, row 1: the {f} an escaped unpaired surrogate (such as \\ud800), which is no character; read as U+FFFD"
+        for n, f in (("w.jsonl", "title and abstract_inverted_index hold"), ("a.jsonl", "abstract holds"),
+                     ("w.json", "title and abstract_inverted_index hold"))]
+
+
+def _write(here, name, text):
+    (here / name).write_text(text + "\n", encoding="utf-8")
+    return name
+
+
+LONG_BIB = """@article{long1, title = {%(title)s}, author = {%(author)s and Jane Doe}, journal = {%(venue)s},
+  abstract = {%(abstract)s}}
+@article{fine, title = {Fine}, abstract = {%(fine)s}}
+"""
+LONG_RIS = "TY  - JOUR\nID  - %(id)s\nTI  - %(title)s\nAU  - %(author)s\nAU  - Doe, Jane\nT2  - %(venue)s\nAB  - %(abstract)s\nER  - \n" \
+           "TY  - JOUR\nTI  - Fine\nAB  - %(fine)s\nER  - \n"
+
+
+@pytest.mark.parametrize("kind", ["bibtex", "ris", "wos", "openalex", "arxiv", "json"])
+def test_every_format_skips_an_abstract_over_the_limit_and_drops_a_field_over_the_limit(here, kind, monkeypatch):
+    import kg.text.files
+
+    monkeypatch.setattr(kg.text.files, "MAX_ABSTRACT_CHARS", 1_000)
+    monkeypatch.setattr(kg.text.files, "MAX_FIELD_CHARS", 100)
+    long = {"title": "t" * 101, "author": "a" * 101, "venue": "v" * 101, "abstract": "word " * 300, "fine": ABSTRACT, "id": "i" * 101}
+    short = dict(long, abstract=ABSTRACT + " Short.")
+    if kind == "bibtex":
+        name, text = "x.bib", LONG_BIB % long + LONG_BIB.replace("long1", "short1").replace("{fine,", "{fine2,") % short
+    elif kind == "ris":
+        name, text = "x.ris", LONG_RIS % long + LONG_RIS % short
+    elif kind == "wos":
+        wos = "PT J\nUT %(id)s\nTI %(title)s\nAF %(author)s\n   Doe, Jane\nSO %(venue)s\nAB %(abstract)s\nER\n\nPT J\nTI Fine\nAB %(fine)s\nER\n"
+        name, text = "x.txt", "FN Clarivate Analytics Web of Science\nVR 1.0\n" + wos % long + wos % short + "EF\n"
+    else:
+        def item(d):
+            if kind == "arxiv":
+                return _arxiv_row(id=d["id"], title=d["title"], abstract=d["abstract"], authors_parsed=[[d["author"], ""], ["Doe", "Jane"]])
+            words = d["abstract"].split()
+            return _work(id=d["id"], title=d["title"], abstract_inverted_index={w: [i] for i, w in enumerate(words)} if len(set(words)) > 1
+                         else {words[0]: list(range(len(words)))},
+                         primary_location={"source": {"display_name": d["venue"]}},
+                         authorships=[{"author": {"display_name": d["author"]}}, {"author": {"display_name": "Jane Doe"}}])
+        items = [item(long), item(dict(long, abstract=ABSTRACT, id="fine")), item(short)]
+        name = "x.json" if kind == "json" else "x.jsonl"
+        text = json.dumps(items) if kind == "json" else "\n".join(json.dumps(i) for i in items)
+    (here / name).write_text(text, encoding="utf-8")
+    report = read_papers([name])
+    assert report.skipped.get("too_long") == 1, said(report)
+    (too_long,) = said(report, "too_long")
+    assert "abstract of 1,499 characters, over kg's limit of 1,000;" in too_long and "skipped" in too_long
+    assert too_long.startswith(f"{name}, "), too_long
+    short_paper = next(p for p in report.papers if p.abstract.startswith(ABSTRACT + " Short"))
+    assert short_paper.title is None and short_paper.venue != "v" * 101 and short_paper.source_id != "i" * 101
+    assert short_paper.authors == (Author("Jane Doe"),)
+    dropped = said(report, "bad_field")
+    assert all("characters, over kg's limit of 100; the paper is kept without" in w for w in dropped), dropped
+    assert any(w.startswith(f"{name}, ") and "title of 101 characters" in w for w in dropped), dropped
+
+
+def test_bibtex_of_text_shaped_against_the_cleaning_reads_at_once(here):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_clean import HOSTILE_TEXTS, _finishes
+
+    from kg.text.files import MAX_FIELD_CHARS
+    from kg.text.formats.bibtex import read_bibtex
+
+    for shape, text in HOSTILE_TEXTS.items():
+        bib = f"@article{{k,\n title = {{{text[:MAX_FIELD_CHARS]}}},\n abstract = {{{text}}}\n}}\n"
+        assert _finishes(read_bibtex, "x.bib", bib), shape
+
+
+def test_ris_records_of_100000_and_300000_lines_are_read_at_once(here):
+    """rispy joins a continuation line to the text before it, a copy of it each time: kg joins them first."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_clean import _finishes
+
+    notes = "TY  - JOUR\nTI  - T\nAB  - Graph networks pass messages.\nN2  - Notes\n" + "on messages\n" * 100_000 + "ER  - \n"
+    long = "TY  - JOUR\nTI  - T\nAB  - Graph networks\n" + "pass messages\n" * 300_000 + "KW  - a\nKW  - b\n  c\nER  - \n"
+    (here / "long.ris").write_text(notes, encoding="utf-8")
+    (here / "longer.ris").write_text(long + "TY  - JOUR\nAB  - Fine.\nER  - \n", encoding="utf-8")
+    got = []
+    assert _finishes(lambda: got.append(read_papers(["long.ris", "longer.ris"])), seconds=20)
+    assert [p.abstract for p in got[0].papers] == ["Graph networks pass messages.", "Fine."]
+    assert said(got[0], "too_long") == ["longer.ris, record at line 1: abstract of 4,200,014 characters, over kg's limit of 100,000; "
+                                        "record skipped (check that it is an abstract)"]
+
+
+def test_bibtexparser_on_two_megabytes_after_an_unbalanced_brace_names_the_entry(here):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_clean import _finishes
+
+    entries = "".join(f"@article{{k{i},\n title = {{T{i}}},\n abstract = {{Abstract number {i} about graphs.}}\n}}\n"
+                      for i in range(20_000))
+    (here / "unbalanced.bib").write_text("@article{bad,\n title = {Unbalanced {brace,\n" + entries, encoding="utf-8")
+    got = []
+    assert _finishes(lambda: got.append(read_papers(["unbalanced.bib"])), seconds=60)
+    report = got[0]
+    assert said(report, "malformed_row")[0].startswith("unbalanced.bib, line 1: @article does not parse")
+
+
+def test_two_megabytes_between_entries_that_start_like_entries_are_looked_at_once(here):
+    """Text outside any entry is looked at for an entry that lost its @: once, whatever its shape."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_clean import _finishes
+
+    from kg.text.formats.bibtex import _looks_like_entry
+
+    assert _finishes(_looks_like_entry, "a{b,\n" * 100_000, seconds=20)  # 0.5 MB: ~40 s before
+    assert _finishes(_looks_like_entry, "a{b" + "\n" * 500_000, seconds=20)
+    assert _looks_like_entry("a{b,\n" * 1000 + " title = x") and not _looks_like_entry("a{b,\n" * 1000)

@@ -482,11 +482,10 @@ def test_a_30_mb_paragraph_is_skipped_with_the_limit_and_the_others_read(tmp_pat
 
 def test_a_row_over_the_limits_is_skipped_and_the_others_read(tmp_path, monkeypatch):
     import kg.text.files
-    import kg.text.sources
 
-    monkeypatch.setattr(kg.text.sources, "MAX_RECORD_CHARS", 30_000)
-    monkeypatch.setattr(kg.text.sources, "MAX_ABSTRACT_CHARS", 1_000)
-    monkeypatch.setattr(kg.text.sources, "MAX_FIELD_CHARS", 100)
+    monkeypatch.setattr(kg.text.files, "MAX_RECORD_CHARS", 30_000)
+    monkeypatch.setattr(kg.text.files, "MAX_ABSTRACT_CHARS", 1_000)
+    monkeypatch.setattr(kg.text.files, "MAX_FIELD_CHARS", 100)
     rows = [json.dumps({"abstract": ABSTRACT_A, "authors": ["x" * 50] * 1000}), json.dumps({"abstract": "word " * 300}),
             json.dumps({"abstract": ABSTRACT_B, "title": "t" * 200}), json.dumps({"abstract": ABSTRACT_A + " Again."})]
     f = write(tmp_path / "x.jsonl", "\n".join(rows) + "\n")
@@ -628,3 +627,30 @@ def test_an_empty_file_gets_the_advice_of_its_format(tmp_path, suffix, advice):
     f = write(tmp_path / f"empty{suffix}", "\n")
     with pytest.raises(InputError, match=rf"empty\{suffix}: empty file; .*{advice}"):
         read_papers([f])
+
+
+def test_rows_carry_a_doi_an_arxiv_id_and_authors_checked_as_the_other_formats_do(tmp_path):
+    from kg.text.records import Author
+
+    rows = [{"abstract": ABSTRACT_A, "doi": "https://doi.org/10.1234/ABC", "arxiv": "arXiv:2401.00001v2",
+             "authors": ["Ada Lovelace", {"name": "Alan Turing", "orcid": "0000-0002-1825-0097"}, {"name": "Bad Orcid", "orcid": "0000-0002-1825-0098"},
+                         {"orcid": "0000-0002-1825-0097"}, 42]},
+            {"abstract": ABSTRACT_B, "doi": "not a doi", "arxiv": "1234", "authors": "Jane Doe; John Smith"},
+            {"abstract": ABSTRACT_B + " Again.", "authors": {"name": "x"}}]
+    f = write(tmp_path / "x.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    c = write(tmp_path / "x.csv", 'abstract,doi,arxiv,authors\n"Rows of CSV carry authors.",10.5555/X1,hep-th/9603067v1,"Doe, Jane; ;Smith, J."\n')
+    report = read_papers([f, c])
+    a, b, again, csv_paper = report.papers
+    assert (a.doi, a.arxiv) == ("10.1234/abc", "2401.00001")
+    assert a.authors == (Author("Ada Lovelace"), Author("Alan Turing", "0000-0002-1825-0097"), Author("Bad Orcid"))
+    assert (b.doi, b.arxiv, b.authors) == (None, None, (Author("Jane Doe"), Author("John Smith")))
+    assert again.authors == ()
+    assert (csv_paper.doi, csv_paper.arxiv, csv_paper.authors) == ("10.5555/x1", "hep-th/9603067", (Author("Doe, Jane"), Author("Smith, J.")))
+    assert [str(w) for w in report.warnings] == [
+        "x.jsonl, row 1: ORCID of Bad Orcid: '0000-0002-1825-0098' is not an ORCID iD (its check digit is wrong); the author is kept without it",
+        "x.jsonl, row 1: author {'orcid': '0000-0002-1825-0097'} is not a name (text, or an object with a 'name'); the paper is kept without this author",
+        "x.jsonl, row 1: author 42 is not a name (text, or an object with a 'name'); the paper is kept without this author",
+        "x.jsonl, row 2: DOI 'not a doi' is not a DOI (10.<registrant>/<suffix>); the paper is kept without it",
+        "x.jsonl, row 2: arXiv id '1234' is not an arXiv id (such as 2401.00001 or hep-th/9608091); the paper is kept without it",
+        "x.jsonl, row 3: authors {'name': 'x'} are not a list of names; the paper is kept without them",
+    ]

@@ -26,11 +26,21 @@ readers of `kg.text.sources` do.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
 
 from kg.errors import InputError
+from kg.text.files import (
+    Warnings,
+    escapes_surrogates,
+    json_rows,
+    parse_json,
+    split_lines,
+    surrogate_warning,
+    without_surrogates,
+)
 from kg.text.formats.ris import is_wos
 
 __all__ = ["detect", "read_format"]
@@ -42,6 +52,8 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 OWN_SUFFIXES = (".csv", ".tsv")  # kg's own, read by kg.text.sources whatever their content
 # Rows looked at to tell which JSON Lines format a file is.
 SNIFF_ROWS = 20
+# Lines looked at to tell a file's format by its content.
+HEAD_LINES = 200
 
 _RIS_START = re.compile(r"TY  - ?")
 _BIBTEX_START = re.compile(r"@[A-Za-z]+\s*[{(]")
@@ -58,7 +70,7 @@ def detect(suffix: str, text: str) -> str | None:
     """
     if suffix in BIBTEX_SUFFIXES:
         return "bibtex"
-    lines = [line.strip() for line in text.lstrip("\ufeff").split("\n", 200)[:200] if line.strip()]
+    lines = [line.strip() for line in split_lines(text.lstrip("\ufeff"), first=HEAD_LINES) if line.strip()]
     if suffix in RIS_SUFFIXES:
         return "wos" if is_wos(lines) else "ris"
     if suffix in JSON_SUFFIXES:
@@ -120,17 +132,8 @@ def _read_lines(name: str, text: str):
 def lines_kind(text: str) -> str:
     """"openalex", "arxiv" or "kg": what the first object rows of JSON Lines are (up to
     `SNIFF_ROWS` rows that parse are looked at; the first that is an object decides)."""
-    looked = 0
-    for line in text.split("\n"):
-        if not line.strip():
-            continue
-        looked += 1
-        if looked > SNIFF_ROWS:
-            break
-        try:
-            data = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
+    rows = json_rows("", text, [], {})  # the warnings are given by the reader, which reads the rows again
+    for _, data in itertools.islice(rows, SNIFF_ROWS):
         if isinstance(data, dict):
             return item_kind(data)
     return "kg"
@@ -152,7 +155,7 @@ def _read_json(name: str, text: str, *, jsonl: Reader, row: Callable):
     """A JSON document: an OpenAlex work, a list of works or an API response (``results``), a
     list of arXiv records or of kg's rows; or JSON Lines saved as .json (the arXiv snapshot)."""
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":  # a second value after the first: JSON Lines
             return _read_lines(name, text) or jsonl(name, text)
@@ -160,21 +163,39 @@ def _read_json(name: str, text: str, *, jsonl: Reader, row: Callable):
                          "or save one JSON object a line as .jsonl") from e
     except RecursionError as e:
         raise InputError(f"{name}: JSON nested too deep to read; give kg OpenAlex works, arXiv records or rows with an 'abstract'") from e
+    except ValueError as e:  # a number json cannot make
+        raise InputError(f"{name}: not valid JSON ({e}); fix it") from e
     items = data.get("results") if isinstance(data, dict) and isinstance(data.get("results"), list) else data
     items = [items] if isinstance(items, dict) else items
     if not isinstance(items, list):
         raise InputError(f"{name}: a JSON {type(data).__name__}, not works or rows; give kg OpenAlex works, arXiv records "
                          "or objects with an 'abstract'")
+    notes = Warnings()
+    if escapes_surrogates(text):
+        items = list(_without_surrogates(name, items, notes))
     kinds = {item_kind(item) for item in items if isinstance(item, dict)}
     if "openalex" in kinds:
         from kg.text.formats.openalex import read_openalex_works
 
-        return read_openalex_works(name, items)
-    if "arxiv" in kinds:
+        records, more, skipped = read_openalex_works(name, items)
+    elif "arxiv" in kinds:
         from kg.text.formats.arxiv import read_arxiv_items
 
-        return read_arxiv_items(name, items)
-    notes: list = []
-    skipped: dict[str, int] = {}
-    records = [r for i, item in enumerate(items, start=1) if (r := row(name, i, item, notes, skipped))]
+        records, more, skipped = read_arxiv_items(name, items)
+    else:
+        more, skipped = [], {}
+        records = [r for i, item in enumerate(items, start=1) if (r := row(name, i, item, more, skipped))]
+    notes.extend(more)
     return records, notes, skipped
+
+
+def _without_surrogates(name: str, items: list, notes: list):
+    """*items* (of a JSON document) with unpaired surrogates as U+FFFD, a warning naming each item (its row) and field."""
+    for i, item in enumerate(items, start=1):
+        try:
+            item, fields = without_surrogates(item)
+        except RecursionError as e:
+            raise InputError(f"{name}: JSON nested too deep to read; give kg OpenAlex works, arXiv records or rows with an 'abstract'") from e
+        if fields:
+            notes.append(surrogate_warning(name, f"row {i}", fields))
+        yield item

@@ -10,11 +10,11 @@ paper is withdrawn is skipped with a warning: the text is arXiv's notice, not an
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 
 from kg.text.clean import clean_text, normalize_space
+from kg.text.files import json_rows
 from kg.text.formats.identify import identifiers
 from kg.text.formats.latex import decode_accents, latex_field
 from kg.text.records import Author, Notes, Record, Source, shown, year_in
@@ -42,17 +42,7 @@ def read_arxiv_lines(name: str, text: str):
     """The records of the snapshot's JSON Lines (the row of each is its line)."""
     notes = Notes(name)
     records = []
-    for row, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as e:
-            notes.skip(f"row {row}", f"malformed JSON ({e.msg}, column {e.colno}); row skipped, fix it and rebuild", "malformed_row")
-            continue
-        except (RecursionError, ValueError) as e:
-            notes.skip(f"row {row}", f"JSON that cannot be read ({type(e).__name__}); row skipped, fix it and rebuild", "malformed_row")
-            continue
+    for row, item in json_rows(name, text, notes.warnings, notes.skipped):
         record = _record(item, Source(name, row=row), notes)
         if record is not None:
             records.append(record)
@@ -71,7 +61,7 @@ def _record(item: object, source: Source, notes: Notes) -> Record | None:
     if not isinstance(item, dict):
         notes.skip(where, f"not a JSON object (an arXiv record) but {shown(item)}; row skipped", "malformed_row")
         return None
-    given_id = item.get("id") if isinstance(item.get("id"), str) else None
+    given_id = notes.field(where, "id", item.get("id") if isinstance(item.get("id"), str) else None)
     if given_id:
         where += f" (arXiv {given_id})"
     abstract = item.get("abstract")
@@ -79,24 +69,28 @@ def _record(item: object, source: Source, notes: Notes) -> Record | None:
         why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {shown(abstract)}"
         notes.skip(where, f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract")
         return None
-    abstract = normalize_space(abstract)
+    abstract = notes.abstract(where, abstract, unit="row")
+    if abstract is None:
+        return None
     if is_withdrawn(abstract):
         notes.skip(where, f"withdrawn: its abstract is arXiv's notice ({shown(abstract, 60)}); row skipped", "withdrawn")
         return None
     found = identifiers(doi=item.get("doi"), arxiv=given_id, where=where, notes=notes)
     categories = item.get("categories").split() if isinstance(item.get("categories"), str) else []
+    title = notes.field(where, "title", item.get("title") if isinstance(item.get("title"), str) else None)
+    journal_ref = notes.field(where, "journal reference", item.get("journal-ref") if isinstance(item.get("journal-ref"), str) else None)
     return Record(
         abstract,
         source,
-        title=latex_field(item["title"]) or None if isinstance(item.get("title"), str) else None,
-        venue=categories[0] if categories else None,
+        title=latex_field(title) or None if title else None,
+        venue=notes.field(where, "venue", categories[0]) if categories else None,
         year=_first_version_year(item),
         source_id=given_id,
         text=clean_text(decode_accents(abstract)),
         doi=found.doi,
         arxiv=found.arxiv,
-        authors=_authors(item),
-        journal_ref=normalize_space(item["journal-ref"]) or None if isinstance(item.get("journal-ref"), str) else None,
+        authors=_authors(item, where, notes),
+        journal_ref=normalize_space(journal_ref) or None if journal_ref else None,
     )
 
 
@@ -112,7 +106,7 @@ def _first_version_year(item: dict) -> int | None:
     return 2000 + int(match.group(1)) if match and 1 <= int(match.group(2)) <= 12 else None
 
 
-def _authors(item: dict) -> tuple[Author, ...]:
+def _authors(item: dict, where: str, notes: Notes) -> tuple[Author, ...]:
     """``authors_parsed`` ([last, first, suffix, affiliations...] each) as "First Last Suffix",
     else the ``authors`` text split at commas and "and" (affiliations in parentheses dropped)."""
     parsed = item.get("authors_parsed")
@@ -123,6 +117,7 @@ def _authors(item: dict) -> tuple[Author, ...]:
                 last, first, suffix = (parts + ["", ""])[:3]
                 names.append(" ".join(x for x in (first, last, suffix) if x.strip()))
     elif isinstance(item.get("authors"), str):
-        text = re.sub(r"\([^()]*\)", " ", item["authors"])
+        text = normalize_space(re.sub(r"\([^()]*\)", " ", item["authors"]))  # single spaces: \s+and\s+ is quadratic in a run
         names = re.split(r",\s*|\s+and\s+", text)
-    return tuple(Author(n) for n in (latex_field(n) for n in names) if n)
+    names = [notes.field(where, "author's name", n) for n in names]
+    return tuple(Author(n) for n in (latex_field(n) for n in names if n) if n)

@@ -8,10 +8,10 @@ authors in order (with their ORCID iDs), and the work's ``id`` its ``source_id``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from kg.text.clean import normalize_space
+from kg.text.files import json_rows
 from kg.text.formats.identify import identifiers, orcid
 from kg.text.records import Author, Notes, Record, Source, shown, year_in
 
@@ -30,17 +30,7 @@ def read_openalex_lines(name: str, text: str):
     """The records of JSON Lines of works (the row of each is its line)."""
     notes = Notes(name)
     records = []
-    for row, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            work = json.loads(line)
-        except json.JSONDecodeError as e:
-            notes.skip(f"row {row}", f"malformed JSON ({e.msg}, column {e.colno}); row skipped, fix it and rebuild", "malformed_row")
-            continue
-        except (RecursionError, ValueError) as e:
-            notes.skip(f"row {row}", f"JSON that cannot be read ({type(e).__name__}); row skipped, fix it and rebuild", "malformed_row")
-            continue
+    for row, work in json_rows(name, text, notes.warnings, notes.skipped):
         record = _record(work, Source(name, row=row), notes)
         if record is not None:
             records.append(record)
@@ -77,7 +67,7 @@ def _record(work: object, source: Source, notes: Notes) -> Record | None:
     if not isinstance(work, dict):
         notes.skip(where, f"not a JSON object (an OpenAlex work) but {shown(work)}; row skipped", "malformed_row")
         return None
-    work_id = work.get("id") if isinstance(work.get("id"), str) else None
+    work_id = notes.field(where, "id", work.get("id") if isinstance(work.get("id"), str) else None)
     if work_id:
         where += f" ({work_id.removeprefix('https://openalex.org/')})"
     index = work.get("abstract_inverted_index")
@@ -90,9 +80,11 @@ def _record(work: object, source: Source, notes: Notes) -> Record | None:
         notes.skip(where, f"an 'abstract_inverted_index' that is not words with lists of positions ({shown(index)}); "
                    "work skipped", "malformed_row")
         return None
-    abstract = normalize_space(abstract)
-    if not abstract:
+    if not abstract.strip():
         notes.skip(where, "no abstract (the 'abstract_inverted_index' has no words); work skipped", "row_without_abstract")
+        return None
+    abstract = notes.abstract(where, abstract, unit="work")
+    if abstract is None:
         return None
     year = work.get("publication_year")
     year = year if type(year) is int else year_in(work.get("publication_date"))
@@ -100,8 +92,8 @@ def _record(work: object, source: Source, notes: Notes) -> Record | None:
     return Record(
         abstract,
         source,
-        title=_text(work.get("title") or work.get("display_name")),
-        venue=_venue(work),
+        title=notes.field(where, "title", _text(work.get("title") or work.get("display_name"))),
+        venue=notes.field(where, "venue", _venue(work)),
         year=year,
         source_id=work_id,
         doi=found.doi,
@@ -141,6 +133,7 @@ def _authors(authorships: object, where: str, notes: Notes) -> tuple[Author, ...
     authors = []
     for authorship in authorships:
         name = _text(_get(authorship, "author", "display_name")) or _text(_get(authorship, "raw_author_name"))
+        name = notes.field(where, "author's name", name)
         if name:
             authors.append(Author(name, orcid(_get(authorship, "author", "orcid"), who=name, where=where, notes=notes)))
     return tuple(authors)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from kg.errors import InputError
 from kg.text.clean import normalize_space
+from kg.text.files import split_lines
 from kg.text.formats.identify import identifiers
 from kg.text.records import Author, Notes, Record, Source, shown, year_in
 
@@ -73,10 +74,10 @@ def _read(name: str, text: str, flavour: _Flavour):
     import rispy
 
     notes = Notes(name)
-    text, starts = _closed(text.lstrip("\ufeff"), flavour, notes)
-    parser = rispy.RisParser if flavour is RIS else rispy.WokParser
+    parser = (rispy.RisParser if flavour is RIS else rispy.WokParser)()
+    text, starts = _closed(text.lstrip("\ufeff"), flavour, parser, notes)
     try:
-        entries = rispy.loads(text, implementation=parser)
+        entries = parser.parse(text)
     except Exception as e:  # rispy's own errors have no common base
         raise InputError(f"{name}: rispy could not read this file ({type(e).__name__}: {e}); check that it is RIS "
                          f"({flavour.start} … ER records) and rebuild") from e
@@ -87,18 +88,35 @@ def _read(name: str, text: str, flavour: _Flavour):
     return records, notes.warnings, notes.skipped
 
 
-def _closed(text: str, flavour: _Flavour, notes: Notes) -> tuple[str, list[int]]:
+def _joined(tag: str | None, flavour: _Flavour, parser) -> bool:
+    """Whether the continuation lines of a *tag* line are joined to it, as rispy joins them (one
+    space between): a tag of one value (not a list of values, not split at a delimiter, not
+    ignored). kg joins them itself, once: rispy copies the text so far for each line (a record
+    of 300,000 lines took minutes)."""
+    return (tag is not None and tag in parser.mapping and tag not in parser.list_tags and tag not in parser.delimiter_map
+            and tag not in parser.ignore and tag not in (flavour.start, "ER"))
+
+
+def _closed(text: str, flavour: _Flavour, parser, notes: Notes) -> tuple[str, list[int]]:
     """*text* with an ``ER`` line added to each record that lacks one (before the next record,
     or at the end), a warning for each, and the line (1-based, in the file) where each record
-    starts, as rispy reads them."""
+    starts, as rispy reads them. Lines are split at line ends only (`split_lines`), and the
+    continuation lines of a tag of one value are joined to its line (`_joined`)."""
     out, starts, open_at = [], [], None
-    for number, line in enumerate(text.split("\n"), start=1):
+    group: list[str] = []  # a tag line of one value and its continuation lines, stripped
+    for number, line in enumerate(split_lines(text), start=1):
         if open_at is None:
             if line.startswith(flavour.start):  # rispy starts a record at any such line
                 open_at = number
                 starts.append(number)
         else:
             tag = flavour.tag(line)
+            if tag is None and group:
+                group.append(line.strip())
+                continue
+            if len(group) > 1:
+                out[-1] = " ".join(group)
+            group = [line] if _joined(tag, flavour, parser) else []
             if tag == flavour.start:  # rispy would read it as another tag of the open record
                 _unclosed(open_at, f"the next record starts at line {number}", notes)
                 out.append(flavour.close)
@@ -107,6 +125,8 @@ def _closed(text: str, flavour: _Flavour, notes: Notes) -> tuple[str, list[int]]
             elif tag == "ER":
                 open_at = None
         out.append(line)
+    if len(group) > 1:
+        out[-1] = " ".join(group)
     if open_at is not None:
         _unclosed(open_at, "the file ends", notes)
         out.append(flavour.close)
@@ -125,13 +145,16 @@ def _first(entry: dict, keys: tuple[str, ...]) -> object:
 def _record(entry: dict, source: Source, flavour: _Flavour, notes: Notes) -> Record | None:
     where = f"record at line {source.line}"
     given_id = _first(entry, flavour.id)
-    given_id = normalize_space(given_id) or None if isinstance(given_id, str) else None
+    given_id = notes.field(where, "id", normalize_space(given_id) or None if isinstance(given_id, str) else None)
     if given_id:
         where = f"record {given_id} (line {source.line})"
     abstract = _first(entry, flavour.abstract)
     if not isinstance(abstract, str) or not abstract.strip():
         notes.skip(where, f"no abstract (no {' or '.join(repr(t) for t in (('AB', 'N2') if flavour is RIS else ('AB',)))} line); "
                    "record skipped", "row_without_abstract")
+        return None
+    abstract = notes.abstract(where, abstract, unit="record")
+    if abstract is None:
         return None
     year = None
     given_year = _first(entry, flavour.year)
@@ -143,19 +166,19 @@ def _record(entry: dict, source: Source, flavour: _Flavour, notes: Notes) -> Rec
     found = identifiers(doi=_first(entry, flavour.doi), urls=urls, where=where, notes=notes)
     title, venue = _first(entry, flavour.title), _first(entry, flavour.venue)
     return Record(
-        normalize_space(abstract),
+        abstract,
         source,
-        title=normalize_space(title) or None if isinstance(title, str) else None,
-        venue=normalize_space(venue) or None if isinstance(venue, str) else None,
+        title=notes.field(where, "title", normalize_space(title) or None if isinstance(title, str) else None),
+        venue=notes.field(where, "venue", normalize_space(venue) or None if isinstance(venue, str) else None),
         year=year,
         source_id=given_id,
         doi=found.doi,
         arxiv=found.arxiv,
-        authors=_authors(_first(entry, flavour.authors)),
+        authors=_authors(_first(entry, flavour.authors), where, notes),
     )
 
 
-def _authors(names: object) -> tuple[Author, ...]:
+def _authors(names: object, where: str, notes: Notes) -> tuple[Author, ...]:
     """RIS names ("Last, First, Suffix") as "First Last Suffix", in order."""
     if isinstance(names, str):
         names = [names]
@@ -167,6 +190,6 @@ def _authors(names: object) -> tuple[Author, ...]:
             continue
         parts = [normalize_space(p) for p in name.split(",")]
         full = " ".join(p for p in (parts[1:2] + parts[:1] + parts[2:]) if p) if len(parts) > 1 else parts[0]
-        if full:
+        if notes.field(where, "author's name", full):
             authors.append(Author(full))
     return tuple(authors)
