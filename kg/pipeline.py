@@ -353,6 +353,37 @@ def _send_outcome(fn, send, setup: Callable[[], None]) -> None:
 DASK_LOCAL_MIN_DOCUMENTS = 512
 
 
+@dataclass(frozen=True)
+class _Options:
+    """What a build is asked for: `build`'s keyword arguments, *base* checked."""
+
+    base: str | None
+    settings: Settings
+    embedder: object
+    nlp: object
+    progress: Callable[[int], None] | None
+    on_start: Callable[[ReadReport], None] | None
+    cache: bool
+    store: bool
+    executor: object
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """What extraction and the merge made, for `_write`: the read *report* and its *papers*, their
+    keyphrases (*found*, *cached* of them from the cache), the concept *index*, the manifest *key*
+    (None without the cache), the model's name and the settings' *fingerprint*."""
+
+    report: ReadReport
+    papers: Sequence[Paper]
+    found: Sequence[PaperKeyphrases]
+    cached: int
+    index: object
+    key: str | None
+    model_name: str
+    fingerprint: str
+
+
 def _runner(executor, models, todo: int):
     """What extracts *todo* documents: the model process *models* (when there is one) for the
     ``local`` executor, and for ``dask-local`` when *todo* is under `DASK_LOCAL_MIN_DOCUMENTS`;
@@ -367,21 +398,23 @@ def _runner(executor, models, todo: int):
     return executor
 
 
-def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, use_cache, out, executor="local", models=None):
-    """Extraction results in paper order, and how many came from the cache.
+def _extract_with_cache(papers: Sequence[Paper], options: _Options, *, fingerprint: str, out: Path,
+                        models=None) -> tuple[list[PaperKeyphrases], int]:
+    """Extraction results in paper order, and how many came from the cache (with ``options.cache``).
 
-    The documents not in the cache are cut into partitions that *executor* runs (or the model
-    process *models*: `_runner`); each finished partition goes into the cache at once, so an
+    The documents not in the cache are cut into partitions that ``options.executor`` runs (or the
+    model process *models*: `_runner`); each finished partition goes into the cache at once, so an
     interrupted build resumes with the partitions it had not finished."""
     from contextlib import closing
 
     from kg.extract.cache import ExtractionCache, document_key
     from kg.scale.executor import parse_executor, run_partitions
 
+    executor, progress = options.executor, options.progress
     if not hasattr(executor, "map_partitions"):
         parse_executor(executor)  # a bad spec fails even when everything is cached
     keys = [document_key(fingerprint, p.document) for p in papers]
-    store = ExtractionCache(out / ".cache") if use_cache else None
+    store = ExtractionCache(out / ".cache") if options.cache else None
     fresh: dict[str, PaperKeyphrases] = {}
     try:
         known = store.get_many(keys) if store else {}
@@ -390,7 +423,8 @@ def _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, 
             progress(len(papers) - len(todo))
         key_of = {p.id: k for p, k in zip(papers, keys)}
         runner = _runner(executor, models, len(todo))
-        with closing(run_partitions(todo, runner, settings=settings, embedder=embedder, nlp=nlp)) as partitions:
+        with closing(run_partitions(todo, runner, settings=options.settings, embedder=options.embedder,
+                                    nlp=options.nlp)) as partitions:
             for done in partitions:  # as each finishes: cached at once, so a rerun resumes after it
                 if store:
                     store.put_many((key_of[r.paper_id], r) for r in done)
@@ -462,8 +496,7 @@ def build(
     # (measured: RDF statements 6.3 s with it, 2.3 s without). Restored at the end.
     was_enabled = gc.isenabled()
     try:
-        return _build(paths, out, base=base, settings=settings, embedder=embedder, nlp=nlp, progress=progress,
-                      on_start=on_start, cache=cache, store=store, executor=executor)
+        return _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor))
     finally:
         if was_enabled:
             gc.enable()
@@ -518,13 +551,16 @@ def _lock_output_folder(out: Path):
     raise OutputError(f"{out}: another kg build is writing into it; wait for it to end, or build into another --out")
 
 
-def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor) -> BuildResult:
+def _build(paths, out, options: _Options) -> BuildResult:
     gc.disable()
+    from dataclasses import replace
+
     from kg.rdf.vocabulary import DEFAULT_BASE, check_base
     from kg.scale.executor import parse_executor
 
-    base = check_base(base or DEFAULT_BASE)
-    given = getattr(embedder, "precision", settings.precision)
+    options = replace(options, base=check_base(options.base or DEFAULT_BASE))
+    settings, executor = options.settings, options.executor
+    given = getattr(options.embedder, "precision", settings.precision)
     if given != settings.precision:  # its vectors would be cached under the other precision's key
         raise ValueError(f"the embedder given runs the model in {given}, the settings ask for {settings.precision}")
     spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
@@ -532,8 +568,7 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
     _check_output_folder(out, paths)
     lock, made = _lock_output_folder(out)
     try:
-        return _locked_build(paths, out, lock, base=base, settings=settings, embedder=embedder, nlp=nlp,
-                             progress=progress, on_start=on_start, cache=cache, store=store, executor=executor, spec=spec)
+        return _locked_build(paths, out, lock, options, spec=spec)
     except BaseException:
         if made:
             with suppress(OSError):
@@ -543,26 +578,27 @@ def _build(paths, out, *, base, settings, embedder, nlp, progress, on_start, cac
         lock.close()
 
 
-def _locked_build(paths, out, lock, *, base, settings, embedder, nlp, progress, on_start, cache, store, executor,
-                  spec) -> BuildResult:
+def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
     from kg.extract.embed import MODEL_NAME
     from kg.scale.executor import ExecutorSpec, ModelProcess
+
+    settings, embedder, progress = options.settings, options.embedder, options.progress
 
     # The packaged model is loaded in a process of its own, started now, so that its loading
     # overlaps the reading and the cache lookup; it extracts (under dask-local, only a few
     # documents: `_runner`), embeds the labels the merge compares, and is stopped once the
     # concepts are merged.
     models = None
-    if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and nlp is None:
+    if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
         models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
     try:
         report = read_papers([Path(p) for p in paths])
-        if on_start:
-            on_start(report)
+        if options.on_start:
+            options.on_start(report)
         papers = report.papers
         model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
         fingerprint = settings.fingerprint(model_name)
-        key = _build_key(report, fingerprint, base) if cache else None
+        key = _build_key(report, fingerprint, options.base) if options.cache else None
         if key is not None:
             done = _up_to_date(Path(out), key, report)
             if done is not None:
@@ -571,13 +607,12 @@ def _locked_build(paths, out, lock, *, base, settings, embedder, nlp, progress, 
                     models = None
                 if progress:
                     progress(len(papers))
-                if store:
+                if options.store:
                     from kg.sparql.store import prepare_store
 
                     prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
                 return done
-        found, cached = _extract_with_cache(papers, embedder, settings, nlp, progress, fingerprint, cache, Path(out),
-                                            executor, models)
+        found, cached = _extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), models=models)
         gc.disable()  # loading spaCy turns it back on
         index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
                                embed=_label_embed(models or embedder, settings.precision),
@@ -586,51 +621,69 @@ def _locked_build(paths, out, lock, *, base, settings, embedder, nlp, progress, 
     finally:
         if models is not None:
             models.close()
-    return _write(out, base=base, settings=settings, store=store, report=report, papers=papers, found=found, cached=cached,
-                  index=index, key=key, model_name=model_name, fingerprint=fingerprint, lock=lock)
+    return _write(out, options, _Merged(report, papers, found, cached, index, key, model_name, fingerprint), lock=lock)
 
 
-def _write(out, *, base, settings, store, report, papers, found, cached, index, key, model_name, fingerprint,
-           lock=None) -> BuildResult:
-    from kg.extract.embed import MODEL_NAME, MODEL_SHA256
-
+def _paper_labels(papers: Sequence[Paper], found: Sequence[PaperKeyphrases], index) -> dict[str, str]:
+    """Each paper's label (`kg.text.labels.paper_label`), with its leading concept: the
+    best-ranked one that is its own (a concept several papers share would give them all one
+    label), else its best-ranked one."""
     concepts = index.by_id()
     labels = {}
     for p, k in zip(papers, found):
-        # its leading concept: the best-ranked one that is its own (a concept several papers
-        # share would give them all one label), else its best-ranked one
         own = [concepts[index.assignment[(p.id, x.phrase)]] for x in k.keyphrases if (p.id, x.phrase) in index.assignment]
         own = [c for c in own if not c.generic] or own  # a generic concept is no subject of it
         leading = next((c.label for c in own if len(c.papers) == 1), own[0].label if own else None)
         labels[p.id] = paper_label(p.abstract, p.text, title=p.title, leading_concept=leading)
-    metadata = {
-        "base_iri": base,
-        "model": model_name,
-        "model_sha256": MODEL_SHA256 if model_name == MODEL_NAME else None,
+    return labels
+
+
+def _metadata(options: _Options, merged: _Merged) -> dict[str, object]:
+    """The graph's metadata (``G.graph``): the base IRI, the model, the extractor and its settings."""
+    from kg.extract.embed import MODEL_NAME, MODEL_SHA256
+
+    return {
+        "base_iri": options.base,
+        "model": merged.model_name,
+        "model_sha256": MODEL_SHA256 if merged.model_name == MODEL_NAME else None,
         "extractor": "KeyBERT (noun-phrase candidates, MMR)",
-        "settings": settings.__dict__ | {},
-        "fingerprint": fingerprint,
+        "settings": options.settings.__dict__ | {},
+        "fingerprint": merged.fingerprint,
         "kg_version": _kg_version(),
     }
-    G = build_graph(papers, found, index, labels, metadata=metadata)
-    add_map(G)  # clusters and positions, seen by every output
-    warnings = list(report.warnings)
-    for p, k in zip(papers, found):
-        if not k.keyphrases:
-            src = p.sources[0]
-            warnings.append(Diagnostic(src.file, str(src).partition(", ")[2], f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts"))
-    stats_input = {
+
+
+def _stats_input(merged: _Merged, warnings: Sequence[Diagnostic], settings: dict) -> dict[str, object]:
+    """The part of ``stats.json`` about the input, the model and the settings; *warnings*: those
+    the build added to the report's."""
+    report = merged.report
+    return {
         "input": {
             "files": list(report.files),
             "records_read": report.records_read,
-            "papers": len(papers),
+            "papers": len(merged.papers),
             "duplicates_merged": report.duplicates_merged,
             "skipped": dict(sorted(report.skipped.items())),
-            "warnings": dict(sorted(_warning_counts(report, warnings[len(report.warnings):]).items())),
+            "warnings": dict(sorted(_warning_counts(report, warnings).items())),
         },
-        "model": model_name,
-        "settings": metadata["settings"],
+        "model": merged.model_name,
+        "settings": settings,
     }
+
+
+def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult:
+    """Build the graph and its map from *merged* and write every output into *out* (the views in
+    a forked process while this one writes the RDF, and loads the store with ``options.store``),
+    all renamed into place together."""
+    papers, report, key = merged.papers, merged.report, merged.key
+    metadata = _metadata(options, merged)
+    G = build_graph(papers, merged.found, merged.index, _paper_labels(papers, merged.found, merged.index), metadata=metadata)
+    add_map(G)  # clusters and positions, seen by every output
+    built = [Diagnostic(p.sources[0].file, str(p.sources[0]).partition(", ")[2],
+                        f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts")
+             for p, k in zip(papers, merged.found) if not k.keyphrases]
+    warnings = [*report.warnings, *built]
+    stats_input = _stats_input(merged, built, metadata["settings"])
     staging = _Staging(Path(out))
 
     def views() -> tuple[dict, dict]:
@@ -638,7 +691,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
         # second process (when the platform can fork) while this one writes the RDF
         # (on failure, the except below removes what it wrote)
         stats = graph_stats(G) | stats_input
-        records = keyphrase_records(G, papers, found, index.assignment)
+        records = keyphrase_records(G, papers, merged.found, merged.index.assignment)
         _emit_views(G, staging.open, records=records, stats=stats, title="kg")
         return stats, staging.written()
 
@@ -646,19 +699,16 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
     committed = False
     try:
         side = _Forked(views)
-        del found, index, concepts  # the graph holds what the RDF needs
         from kg.rdf.write import write_rdf
 
         def rdf_written(name: str) -> None:
             nonlocal loading
-            if store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
-                from kg.sparql.store import (
-                    StoreLoad,  # serve read, made while the other files are written
-                )
+            if options.store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
+                from kg.sparql.store import StoreLoad  # serve read, made while the other files are written
 
                 loading = StoreLoad(out, staging.path("graph.nt"))
 
-        write_rdf(G, staging.open, base=base, written=rdf_written)
+        write_rdf(G, staging.open, base=options.base, written=rdf_written)
         stats, written = side.result()
         staging.adopt(written)
         cache_dir = Path(out) / ".cache"
@@ -670,9 +720,9 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
             files = staging.commit()
             committed = True
             if key is not None:
-                built = [[w.file, w.where, w.message, w.reason] for w in warnings[len(report.warnings):]]
                 try:
-                    write_manifest(cache_dir, key, Path(out), staging.sha256, {"warnings": built})
+                    write_manifest(cache_dir, key, Path(out), staging.sha256,
+                                   {"warnings": [[w.file, w.where, w.message, w.reason] for w in built]})
                 except OSError:  # the outputs are in place; without a manifest the next build just does not skip
                     forget_manifest(cache_dir)
             if loading is not None:
@@ -686,7 +736,7 @@ def _write(out, *, base, settings, store, report, papers, found, cached, index, 
             loading.discard()
         raise
     return BuildResult(stats, tuple(warnings), Path(out), tuple(files),
-                       extraction={"computed": len(papers) - cached, "from_cache": cached}, _graph=G)
+                       extraction={"computed": len(papers) - merged.cached, "from_cache": merged.cached}, _graph=G)
 
 
 def _warning_counts(report: ReadReport, built: Sequence[Diagnostic]) -> Counter:

@@ -652,29 +652,10 @@ def _without_short_form(phrase: str) -> str:
     return m.group(1) if m and is_acronym(m.group(2)) else phrase
 
 
-def merge_concepts(
-    extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]],
-    *,
-    embed: Callable[[list[str]], object] | None = None,
-    threshold: float = NEAR_DUPLICATE_THRESHOLD,
-    synonym_threshold: float | None = None,
-    texts: Mapping[str, str] | None = None,
-) -> ConceptIndex:
-    """Merge the keyphrases of every paper into concepts.
-
-    *extractions* holds, per paper, (paper id, its keyphrases best first, the acronym
-    definitions its text makes). Returns the concepts sorted by id and the concept each
-    (paper id, phrase) joined. *embed* (texts -> unit-length rows, the model keyphrases were
-    ranked with) lets near-duplicate keys merge when their cosine is at least *threshold*
-    (`variant_groups`), and synonyms (a class noun more, *synonym_threshold*; two expansions of
-    one acronym that differ in a word, `acronym_synonyms`); without it only keys written apart /
-    together merge. *texts* (paper id -> its text) lets a word join the word plus the noun of
-    what the texts say it names (`named_instances`: "adam" / "adam optimizer").
-    """
-    synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
-    votes = acronym_votes((pid, defs) for pid, _, defs in extractions)
-    same = acronym_synonyms(votes, embed=embed, threshold=synonym_threshold) if embed is not None else []
-    corpus = resolve_acronyms(((pid, defs) for pid, _, defs in extractions), same=_representatives(same))
+def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]], corpus: Mapping[str, str]):
+    """Each (paper id, phrase)'s key (its acronyms expanded by the paper's own definitions, else
+    the *corpus*'s); each key's surface forms with their uses and its papers; and each defined
+    long form's key with the labels it gives (the long form and the acronym)."""
     surfaces: dict[str, dict[str, int]] = {}  # key -> its surface forms and their uses
     long_forms: dict[str, dict[str, None]] = defaultdict(dict)
     papers: dict[str, dict[str, None]] = {}
@@ -714,24 +695,14 @@ def merge_concepts(
             if was:
                 forms.setdefault(expanded, 0)  # a form of the concept, not a use
             key_papers[pid] = None
-    alias: dict[str, str] = {}
-    ordered = sorted(surfaces)
-    if texts:
-        same = same + named_instances(ordered, texts.values())
-    for group in variant_groups(ordered, embed=embed, threshold=threshold, synonym_threshold=synonym_threshold, same=same):
-        # the key of the group: the one with most papers, then most uses, then the shortest
-        into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))
-        for key in others:
-            forms = surfaces[into]
-            for form, n in surfaces.pop(key).items():  # count-0 forms too
-                forms[form] = forms.get(form, 0) + n
-            papers[into].update(papers.pop(key))
-            alias[key] = into
-    for key, long_labels in long_forms.items():  # (after the variants merge: a long form may have joined another key)
-        forms = surfaces.get(alias.get(key, key))
-        if forms is not None:
-            for form in long_labels:
-                forms.setdefault(form, 0)
+    return keys, surfaces, papers, long_forms
+
+
+def _index(ordered: Sequence[str], surfaces: Mapping[str, dict[str, int]], papers: Mapping[str, dict[str, None]],
+           alias: Mapping[str, str], keys: Mapping[tuple[str, str], str]) -> ConceptIndex:
+    """The `ConceptIndex` of the keys left after the merge (*ordered*: every key, sorted; *alias*:
+    a merged key -> the one it joined), each labelled by its preferred surface form, with the
+    broader concepts `_broader` finds."""
     found = []  # (id, key, label, alt labels, papers) of each concept, by key
     ids: dict[str, str] = {}
     for key in ordered:
@@ -757,6 +728,51 @@ def merge_concepts(
         up = parent.get(head)
         concepts.append(Concept(concept_slug(head), head, head, (), (), (concept_slug(up),) if up else ()))
     return ConceptIndex(tuple(sorted(concepts, key=attrgetter("id"))), assignment)
+
+
+def merge_concepts(
+    extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]],
+    *,
+    embed: Callable[[list[str]], object] | None = None,
+    threshold: float = NEAR_DUPLICATE_THRESHOLD,
+    synonym_threshold: float | None = None,
+    texts: Mapping[str, str] | None = None,
+) -> ConceptIndex:
+    """Merge the keyphrases of every paper into concepts.
+
+    *extractions* holds, per paper, (paper id, its keyphrases best first, the acronym
+    definitions its text makes). Returns the concepts sorted by id and the concept each
+    (paper id, phrase) joined. *embed* (texts -> unit-length rows, the model keyphrases were
+    ranked with) lets near-duplicate keys merge when their cosine is at least *threshold*
+    (`variant_groups`), and synonyms (a class noun more, *synonym_threshold*; two expansions of
+    one acronym that differ in a word, `acronym_synonyms`); without it only keys written apart /
+    together merge. *texts* (paper id -> its text) lets a word join the word plus the noun of
+    what the texts say it names (`named_instances`: "adam" / "adam optimizer").
+    """
+    synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
+    votes = acronym_votes((pid, defs) for pid, _, defs in extractions)
+    same = acronym_synonyms(votes, embed=embed, threshold=synonym_threshold) if embed is not None else []
+    corpus = resolve_acronyms(((pid, defs) for pid, _, defs in extractions), same=_representatives(same))
+    keys, surfaces, papers, long_forms = _keys(extractions, corpus)
+    alias: dict[str, str] = {}
+    ordered = sorted(surfaces)
+    if texts:
+        same = same + named_instances(ordered, texts.values())
+    for group in variant_groups(ordered, embed=embed, threshold=threshold, synonym_threshold=synonym_threshold, same=same):
+        # the key of the group: the one with most papers, then most uses, then the shortest
+        into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))
+        for key in others:
+            forms = surfaces[into]
+            for form, n in surfaces.pop(key).items():  # count-0 forms too
+                forms[form] = forms.get(form, 0) + n
+            papers[into].update(papers.pop(key))
+            alias[key] = into
+    for key, long_labels in long_forms.items():  # (after the variants merge: a long form may have joined another key)
+        forms = surfaces.get(alias.get(key, key))
+        if forms is not None:
+            for form in long_labels:
+                forms.setdefault(form, 0)
+    return _index(ordered, surfaces, papers, alias, keys)
 
 
 # Heads too vague to stand as a broader concept ("communication cost" -> "cost").

@@ -399,31 +399,35 @@ def _json_rows(rows: Sequence[dict]) -> list[dict]:
 # --- command line ------------------------------------------------------------------------------
 
 
-class _Greedy(click.Option):
-    """A repeatable option that also takes several values after one flag: ``--k 5 10 15``.
+class _ValuesAfterFlag(click.Command):
+    """A command whose options in `GREEDY` also take several values after one flag: ``--k 5 10
+    15`` is read as ``--k 5 --k 10 --k 15`` (each is a ``multiple=True`` option).
 
-    Following arguments are taken while *accepts* says they are values of this option,
-    so ``--k 5 10 data.jsonl`` still leaves the file to the argument.
-    """
+    Following arguments are taken while the option's test says they are its values, so ``--k 5
+    10 data.jsonl`` still leaves the file to the argument. The arguments are rewritten before
+    click parses them (`click.Command.parse_args`), as click has no public hook for this."""
 
-    def __init__(self, *args, accepts: Callable[[str], bool], **kwargs):
-        super().__init__(*args, multiple=True, **kwargs)
-        self._accepts = accepts
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {opt for p in self.params if isinstance(p, click.Option) and not p.is_flag for opt in p.opts}
+        return super().parse_args(ctx, _spread_values(args, takes_value))
 
-    def add_to_parser(self, parser, ctx) -> None:
-        super().add_to_parser(parser, ctx)
-        for opt in self.opts:
-            parser_opt = getattr(parser, "_long_opt", {}).get(opt) or getattr(parser, "_short_opt", {}).get(opt)
-            if parser_opt is None:
-                continue
-            original = parser_opt.process
 
-            def process(value, state, _original=original):
-                _original(value, state)
-                while state.rargs and self._accepts(state.rargs[0]):
-                    _original(state.rargs.pop(0), state)
-
-            parser_opt.process = process
+def _spread_values(args: Sequence[str], takes_value: set[str]) -> list[str]:
+    """*args* with every run of values after a `GREEDY` option given one flag each; *takes_value*:
+    the options whose next argument is their value (whatever it looks like)."""
+    out, rest = [], list(args)
+    while rest:
+        token = rest.pop(0)
+        out.append(token)
+        if token == "--":
+            break
+        name, equals, _ = token.partition("=")
+        if name in takes_value and not equals and rest:
+            out.append(rest.pop(0))  # its value
+        accepts = GREEDY.get(name)
+        while accepts is not None and rest and accepts(rest[0]):
+            out += [name, rest.pop(0)]
+    return out + rest
 
 
 def _is_k(token: str) -> bool:
@@ -434,11 +438,14 @@ def _is_baseline(token: str) -> bool:
     return token in BASELINES
 
 
-@click.command("eval")
+GREEDY = {"--k": _is_k, "--baseline": _is_baseline}  # the options of `kg eval` that take values after one flag
+
+
+@click.command("eval", cls=_ValuesAfterFlag)
 @click.argument("dataset", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--k", "ks", cls=_Greedy, accepts=_is_k, type=click.IntRange(1, 1000), metavar="K ...",
+@click.option("--k", "ks", multiple=True, type=click.IntRange(1, 1000), metavar="K ...",
               help="Cut-offs (default 5 10 15).")
-@click.option("--baseline", "baselines", cls=_Greedy, accepts=_is_baseline, type=click.Choice(BASELINES),
+@click.option("--baseline", "baselines", multiple=True, type=click.Choice(BASELINES),
               metavar="NAME ...", help="Also run these extractors beside kg: keybert, yake.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N documents with gold keyphrases.")
 @click.option("--field", default=None, help="Gold keyphrase field (default: keyphrases, else keywords).")

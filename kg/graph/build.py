@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import networkx as nx
@@ -106,9 +107,8 @@ def build_graph(
             if v not in G:
                 G.add_node(v, kind="venue", label=p.venue)
             G.add_edge(node, v, kind="venue", year=p.year)
-    # The ~120,000 paper-concept edges of 10,000 papers go straight into the adjacency, as
-    # add_edge would put them (one data dict at both ends), without its checks.
-    adj, assignment = G._adj, index.assignment
+    assignment = index.assignment
+    subject: list[tuple[str, str, dict]] = []  # (paper node, concept node, edge data), in the order found
     concepts_of: dict[str, list[str]] = {}  # paper node -> its concept nodes
     for found in keyphrases:
         node = paper_nodes.get(found.paper_id) or paper_node(found.paper_id)
@@ -118,18 +118,19 @@ def build_graph(
             if target is None or target in generic:
                 continue
             if linked is None:
-                if node not in adj:  # a paper not among *papers*
+                if node not in G:  # a paper not among *papers*
                     raise KeyError(f"{node}: no such paper")
-                linked = adj[node]
+                linked = concepts_of.setdefault(node, [])
             if target in linked:  # two phrases of one paper joined one concept: keep the best
                 continue
-            linked[target] = adj[target][node] = {"kind": "subject", "score": k.score, "rank": k.rank, "phrase": k.phrase}
-            concepts_of.setdefault(node, []).append(target)
-    nodes = G._node
+            subject.append((node, target, {"kind": "subject", "score": k.score, "rank": k.rank, "phrase": k.phrase}))
+            linked.append(target)
+    G.add_edges_from(subject)
+    papers_linked = Counter(target for _, target, _ in subject)
     for node in concept_nodes.values():  # paper counts as linked in the graph (only papers link to concepts yet)
-        nodes[node]["papers"] = len(adj[node])
+        G.nodes[node]["papers"] = papers_linked[node]
     # A broader concept implied by its narrower ones, none of whose papers stayed linked, goes.
-    referenced = {b for node in concept_nodes.values() for b in nodes[node]["broader"]}
+    referenced = {b for node in concept_nodes.values() for b in G.nodes[node]["broader"]}
     removed = set()
     for c in index.concepts:
         node = concept_nodes[c.id]
@@ -174,24 +175,7 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None
     related = _related(first, second, count, association)
     data = [{"kind": "cooccurs", "count": c, "association": s, "related": r}
             for c, s, r in zip(count.tolist(), association.tolist(), related.tolist())]
-    # New edges between nodes of G, put in as add_edges_from would (sorted pair by pair, one data
-    # dict at both ends) but a concept at a time: the concepts before it in sorted order (its
-    # pairs as the second), then those after it (its pairs as the first, consecutive).
-    by_second = np.argsort(second, kind="stable")
-    before = [names[i] for i in first[by_second].tolist()]
-    before_data = [data[i] for i in by_second.tolist()]
-    after = [names[i] for i in second.tolist()]
-    bounds = np.arange(n + 1)
-    ends_before = np.searchsorted(second[by_second], bounds).tolist()
-    ends_after = np.searchsorted(first, bounds).tolist()
-    adj = G._adj
-    for i, name in enumerate(names):
-        neighbours = adj[name]
-        b0, b1, a0, a1 = ends_before[i], ends_before[i + 1], ends_after[i], ends_after[i + 1]
-        if b0 < b1:
-            neighbours.update(zip(before[b0:b1], before_data[b0:b1]))
-        if a0 < a1:
-            neighbours.update(zip(after[a0:a1], data[a0:a1]))
+    G.add_edges_from(zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
 
 
 RELATED_MIN_COOCCURRENCES = 2

@@ -20,7 +20,7 @@ def top_concepts(G: nx.Graph, n: int = 10) -> list[tuple[str, str, int]]:
 
 def graph_stats(G: nx.Graph) -> dict[str, object]:
     """Figures of a paper-concept graph (paper-concept links only)."""
-    nodes, adj = G._node, G._adj  # read straight rather than through networkx's views
+    nodes = dict(G.nodes(data=True))
     papers = [n for n, d in nodes.items() if d["kind"] == "paper"]
     concepts = [n for n, d in nodes.items() if d["kind"] == "concept"]
     subject, edges, cooccurs, related = [], 0, 0, 0
@@ -129,10 +129,10 @@ def papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]] | None = None) 
 
 def _edges(G: nx.Graph) -> Iterator[tuple]:
     """``G.edges(data=True)``: each edge once, (u, v, data), in the same order and orientation,
-    read from the adjacency rather than through networkx's views (a 10,000-paper graph has
-    ~700,000 edges)."""
+    read from ``G.adjacency()`` (a 10,000-paper graph has ~700,000 edges: ``G.edges`` calls a
+    function per edge)."""
     seen = set()
-    for u, nbrs in G._adj.items():
+    for u, nbrs in G.adjacency():
         for v, d in nbrs.items():
             if v not in seen:
                 yield u, v, d
@@ -148,7 +148,7 @@ def _papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]], ancestors, pa
     """`papers_under`, with *ancestors* giving `_ancestors` of a concept of *G*, and *papers*
     G's paper nodes if the caller has them."""
     if papers is None:
-        nodes = G._node
+        nodes = G.nodes
         subject = list(subject)
         papers = {u for u, _ in subject if nodes[u]["kind"] == "paper"}
     papers_of: dict[str, list[str]] = {}  # each concept's papers, concepts in the order of their first link
@@ -173,7 +173,7 @@ def _papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]], ancestors, pa
 def _ancestry(G: nx.Graph):
     """A function giving `_ancestors` of a concept of *G*, each worked out once: below a single
     broader concept, a concept's ancestors are itself then its broader concept's ancestors."""
-    nodes = G._node
+    nodes = G.nodes
     known: dict[str, list[str]] = {}
 
     def ancestors(concept: str) -> list[str]:

@@ -13,6 +13,7 @@ import heapq
 import json
 import re
 from collections import Counter
+from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain
 from operator import itemgetter
@@ -139,111 +140,169 @@ _ESCAPED = re.compile(r'[\x00-\x1f"\\\x7f\ud800-\udfff\ufffe\uffff]').search  # 
 _XSD_INTEGER = str(XSD.integer)
 
 
+_SDO = ("ScholarlyArticle", "CreativeWorkSeries", "identifier", "name", "headline", "abstract", "datePublished", "url",
+        "codeRepository", "isPartOf", "Person", "author", "sameAs")
+_SKOS = ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader", "related", "Collection", "member")
+_PROV = ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith", "wasGeneratedBy", "wasDerivedFrom")
+_KGV = ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank", "paperCount", "cleanAbstract", "source",
+        "sourceId", "settings", "sha256", "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
+        "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount", "word", "text", "specificity",
+        "generic", "mentionCount", "Authorship", "work", "person", "position", "journalRef", "conceptRank", "labelOrder",
+        "cluster", "clusterRank", "clusterPaperCount")
+
+
+class _Vocab:
+    """The terms every kind of node's statements share, under one *base* IRI: the `_Terms` they
+    are written into, the predicates and classes (``sdo``, ``skos``, ``prov``, ``kgv``: name ->
+    IRI text), each node's, word's and cluster's IRI, and the integer and decimal literals, each
+    made once (a concept is named by hundreds of papers, a rank by thousands of links)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.terms = terms = _Terms()
+        self.N = N = terms.iri
+        self.text, self.tagged, self.typed = terms.text, terms.tagged, terms.typed
+        self.rdf_type, self.label, self.subject = N(str(RDF.type)), N(str(RDFS.label)), N(str(DCTERMS.subject))
+        self.xsd = {name: str(XSD[name]) for name in ("integer", "decimal", "gYear", "boolean")}
+        self.sdo = {name: N(str(SDO[name])) for name in _SDO}
+        self.skos = {name: N(str(SKOS[name])) for name in _SKOS}
+        self.prov = {name: N(str(PROV[name])) for name in _PROV}
+        self.kgv = kgv = {name: N(str(KGV._NS[name])) for name in _KGV}
+        rdf_type = self.rdf_type
+        self.about_assignment = (rdf_type, rdf_type, kgv["paper"], kgv["concept"], kgv["phrase"], kgv["score"], kgv["rank"],
+                                 self.prov["wasGeneratedBy"], self.prov["wasDerivedFrom"], kgv["conceptRank"])
+        self.about_relation = (rdf_type, kgv["relates"], kgv["relates"], kgv["cooccurrences"], kgv["association"])
+        self.about_venue_concept = (rdf_type, kgv["venue"], kgv["concept"], kgv["venuePaperCount"], kgv["rank"])
+        self.about_authorship = (rdf_type, kgv["work"], kgv["person"], kgv["position"], self.sdo["name"])
+        self.word_iris: dict[str, str] = {}
+        self._node_iris: dict[str, str] = {}
+        self._integers: dict[int, str] = {}
+        self._decimals: dict[str, str] = {}
+
+    def iri_of(self, node: str) -> str:
+        """A node's IRI: ``<base><kind>/<local>``."""
+        iri = self._node_iris.get(node)
+        if iri is None:
+            kind, _, local = node.partition(":")
+            iri = self._node_iris[node] = self.N(f"{self.base}{kind}/{local}")
+        return iri
+
+    def cluster_iri(self, number: int) -> str:
+        return self.N(f"{self.base}cluster/{int(number)}")
+
+    def words(self, *labels: str | None) -> list[tuple[str, str]]:
+        """The search index of an item's labels (queries/search.rq): a kgv:word link to each
+        distinct word of their lowercase forms (Python's str.lower, as SPARQL's LCASE), the words
+        split at each space, so that a text found in a label is found within one of its words: a
+        text's space-free piece lies inside one word (docs/model.md)."""
+        found = {w for label in labels if label for w in label.lower().split(" ") if w}
+        word = self.kgv["word"]
+        return [(word, self._word_iri(w)) for w in sorted(found)]
+
+    def _word_iri(self, word: str) -> str:
+        """A label word's IRI (kg:word/<the word, percent-encoded>)."""
+        iri = self.word_iris.get(word)
+        if iri is None:
+            iri = self.word_iris[word] = self.N(f"{self.base}word/{quote(word, safe='')}")
+        return iri
+
+    def integer(self, value) -> str:
+        value = int(value)
+        term = self._integers.get(value)
+        if term is None:
+            term = self._integers[value] = self.typed(str(value), self.xsd["integer"])
+        return term
+
+    def decimal(self, value: float) -> str:
+        text = str(value)
+        term = self._decimals.get(text)
+        if term is None:
+            term = self._decimals[text] = self.typed(format(Decimal(text), "f"), self.xsd["decimal"])
+        return term
+
+
+@dataclass(frozen=True)
+class _Nodes:
+    """What the statements of one node need to know of the others: every node's data, neighbours
+    and kind; the concepts some concept is broader than; each paper's venues and its concepts by
+    rank (rank, concept, edge data) and each (paper, concept) link's rank on the concept; each
+    node's place in label order; the people and each paper's authors (`kg.graph.people`); the
+    papers under each concept (`kg.graph.stats.papers_under`); and the scheme and extraction
+    activity IRIs."""
+
+    data: dict[str, dict]
+    adj: dict[str, dict]
+    kinds: dict[str, str | None]
+    broader: set[str]
+    edges_of: dict[str, tuple[list[str], list[tuple[int, str, dict]]]]
+    concepts_of: dict[str, list[str]]
+    concept_ranks: dict[tuple[str, str], int]
+    label_order: dict[str, int]
+    persons: dict
+    authors_of: dict
+    under: dict[str, set[str]]
+    scheme: str
+    activity: str
+
+
 def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
     """The groups of `statements`, each term written as its N-Triples text, each group as
     (subject, predicates, objects) (groups of the same kind share their tuple of predicates),
     and the `_Terms` those texts stand for."""
-    from kg.graph.people import people
-    from kg.graph.stats import papers_under
+    v = _Vocab(base)
+    groups, scheme, activity = _provenance_groups(v, G.graph)
+    nodes = _nodes(G, v, scheme=scheme, activity=activity)
+    makers = {"paper": _paper_groups, "concept": _concept_groups, "venue": _venue_groups}
+    for node in sorted(nodes.kinds):
+        make = makers.get(nodes.kinds[node])
+        if make is not None:
+            groups += make(v, nodes, node)
+    for pid, person in nodes.persons.items():  # the people who wrote the papers (kg.graph.people)
+        about = [(v.rdf_type, v.sdo["Person"]), (v.sdo["name"], v.text(" ".join(person.name.split())))]
+        if person.orcid:
+            about += [(v.sdo["identifier"], v.text(person.orcid)), (v.sdo["sameAs"], v.N(orcid_iri(person.orcid)))]
+        groups.append(_group(v.iri_of(pid), about))
+    groups += _cluster_groups(G, nodes.kinds, v.iri_of, v.cluster_iri,
+                              {"type": v.rdf_type, "integer": v.integer, "tagged": v.tagged, **v.skos, **v.kgv})
+    about_word = (v.kgv["text"],)
+    groups += [(iri, about_word, (v.text(word),)) for word, iri in sorted(v.word_iris.items())]
+    return groups, v.terms
 
-    terms = _Terms()
-    N, text, tagged, typed = terms.iri, terms.text, terms.tagged, terms.typed
-    rdf_type, label = N(str(RDF.type)), N(str(RDFS.label))
-    xsd = {name: str(XSD[name]) for name in ("integer", "decimal", "gYear", "boolean")}
-    sdo = {name: N(str(SDO[name])) for name in ("ScholarlyArticle", "CreativeWorkSeries", "identifier", "name", "headline",
-                                                 "abstract", "datePublished", "url", "codeRepository", "isPartOf", "Person",
-                                                 "author", "sameAs")}
-    skos = {name: N(str(SKOS[name])) for name in ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader",
-                                                  "related", "Collection", "member")}
-    prov = {name: N(str(PROV[name])) for name in ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith",
-                                                   "wasGeneratedBy", "wasDerivedFrom")}
-    kgv = {name: N(str(KGV._NS[name])) for name in ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank",
-                                                     "paperCount", "cleanAbstract", "source", "sourceId", "settings", "sha256",
-                                                     "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
-                                                     "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount",
-                                                     "word", "text", "specificity", "generic", "mentionCount", "Authorship", "work", "person",
-                                                     "position", "journalRef", "conceptRank", "labelOrder", "cluster", "clusterRank",
-                                                     "clusterPaperCount")}
-    subject = N(str(DCTERMS.subject))
-    assignment, entity = kgv["KeyphraseAssignment"], prov["Entity"]
-    about_assignment = (rdf_type, rdf_type, kgv["paper"], kgv["concept"], kgv["phrase"], kgv["score"], kgv["rank"],
-                        prov["wasGeneratedBy"], prov["wasDerivedFrom"], kgv["conceptRank"])
-    about_relation = (rdf_type, kgv["relates"], kgv["relates"], kgv["cooccurrences"], kgv["association"])
-    about_venue_concept = (rdf_type, kgv["venue"], kgv["concept"], kgv["venuePaperCount"], kgv["rank"])
-    about_authorship = (rdf_type, kgv["work"], kgv["person"], kgv["position"], sdo["name"])
 
-    class NodeIRIs(dict):
-        """A node's IRI, made once (a concept is named by hundreds of papers)."""
+def _group(s: str, about) -> _Group:
+    """The group of subject *s* and its (predicate, object) pairs *about*."""
+    return (s, *zip(*about)) if about else (s, (), ())
 
-        def __missing__(self, node: str) -> str:
-            kind, _, local = node.partition(":")
-            self[node] = iri = N(f"{base}{kind}/{local}")
-            return iri
 
-    iri_of = NodeIRIs().__getitem__
-
-    def cluster_iri(number: int) -> str:
-        return N(f"{base}cluster/{int(number)}")
-
-    class WordIRIs(dict):
-        """A label word's IRI (kg:word/<the word, percent-encoded>), made once."""
-
-        def __missing__(self, word: str) -> str:
-            self[word] = iri = N(f"{base}word/{quote(word, safe='')}")
-            return iri
-
-    word_iris = WordIRIs()
-    word_iri = word_iris.__getitem__
-
-    def words(*labels: str | None) -> list[tuple[str, str]]:
-        # The search index of an item's labels (queries/search.rq): a kgv:word link to each
-        # distinct word of their lowercase forms (Python's str.lower, as SPARQL's LCASE), the
-        # words split at each space, so that a text found in a label is found within one of its
-        # words: a text's space-free piece lies inside one word (docs/model.md).
-        found = {w for label in labels if label for w in label.lower().split(" ") if w}
-        return [(kgv["word"], word_iri(w)) for w in sorted(found)]
-
-    integers: dict[int, str] = {}
-    decimals: dict[str, str] = {}
-
-    def integer(value) -> str:
-        value = int(value)
-        term = integers.get(value)
-        if term is None:
-            term = integers[value] = typed(str(value), xsd["integer"])
-        return term
-
-    def decimal(value: float) -> str:
-        text_ = str(value)
-        term = decimals.get(text_)
-        if term is None:
-            term = decimals[text_] = typed(format(Decimal(text_), "f"), xsd["decimal"])
-        return term
-
-    groups: list[_Group] = []
-
-    def add(s: str, about) -> None:  # (predicate, object) pairs
-        groups.append((s, *zip(*about)) if about else (s, (), ()))
-
-    meta = G.graph
+def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[_Group], str, str]:
+    """The concept scheme, the extraction activity, the model and kg as a software agent, from
+    the graph's metadata *meta*; and the scheme's and the activity's IRIs."""
+    N, text, rdf_type, label, prov = v.N, v.text, v.rdf_type, v.label, v.prov
+    base = v.base
     scheme, model, software = N(f"{base}concepts"), N(f"{base}agent/model"), N(f"{base}agent/kg")
     activity = N(f"{base}activity/{meta.get('fingerprint', 'extraction')}")
-    add(scheme, [(rdf_type, skos["ConceptScheme"]), (N(str(DCTERMS.title)), text("Concepts extracted by kg"))])
     about_activity = [(rdf_type, prov["Activity"]), (label, text(f"keyphrase extraction ({meta.get('extractor', 'KeyBERT')})")),
                       (prov["used"], model), (prov["wasAssociatedWith"], software)]
     if meta.get("settings") is not None:
-        about_activity.append((kgv["settings"], text(json.dumps(meta["settings"], sort_keys=True))))
-    add(activity, about_activity)
+        about_activity.append((v.kgv["settings"], text(json.dumps(meta["settings"], sort_keys=True))))
     about_model = [(rdf_type, prov["Entity"]), (label, text(str(meta.get("model", "unknown model"))))]
     if meta.get("model_sha256"):
-        about_model.append((kgv["sha256"], text(meta["model_sha256"])))
-    add(model, about_model)
-    add(software, [(rdf_type, prov["SoftwareAgent"]), (label, text(f"kg {meta.get('kg_version', '')}".strip()))])
+        about_model.append((v.kgv["sha256"], text(meta["model_sha256"])))
+    groups = [_group(scheme, [(rdf_type, v.skos["ConceptScheme"]), (N(str(DCTERMS.title)), text("Concepts extracted by kg"))]),
+              _group(activity, about_activity), _group(model, about_model),
+              _group(software, [(rdf_type, prov["SoftwareAgent"]), (label, text(f"kg {meta.get('kg_version', '')}".strip()))])]
+    return groups, scheme, activity
 
-    nodes = dict(G.nodes(data=True))  # plain dicts: networkx's views cost a call per item
+
+def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
+    """The `_Nodes` of *G*."""
+    from kg.graph.people import people
+    from kg.graph.stats import papers_under
+
+    data = dict(G.nodes(data=True))  # plain dicts: networkx's views cost a call per item
     adj = dict(G.adjacency())
-    kinds = {n: d.get("kind") for n, d in nodes.items()}
-    broader = {b for node, kind in kinds.items() if kind == "concept" for b in nodes[node].get("broader", [])}
+    kinds = {n: d.get("kind") for n, d in data.items()}
+    broader = {b for node, kind in kinds.items() if kind == "concept" for b in data[node].get("broader", [])}
     edges_of: dict[str, tuple[list[str], list[tuple[int, str, dict]]]] = {}  # a paper's venues, and its concepts by rank
     for node, kind in kinds.items():
         if kind == "paper":
@@ -256,102 +315,105 @@ def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
             links.sort(key=itemgetter(0, 1))
             edges_of[node] = venues, links
     concepts_of = {paper: [c for _, c, _ in links] for paper, (_, links) in edges_of.items()}
-    concept_ranks = _concept_ranks(edges_of, nodes, iri_of)
-    label_order = _label_order(kinds, nodes, iri_of)
     persons, authors_of = people(G)
     under = papers_under(G, [(paper, c) for paper, found in concepts_of.items() for c in found])  # linked to a concept or below it
+    return _Nodes(data, adj, kinds, broader, edges_of, concepts_of, _concept_ranks(edges_of, data, v.iri_of),
+                  _label_order(kinds, data, v.iri_of), persons, authors_of, under, scheme, activity)
 
-    for node in sorted(kinds):
-        d, kind = nodes[node], kinds[node]
-        s = iri_of(node)
-        if kind == "paper":
-            pid = node.partition(":")[2]
-            about = [(rdf_type, sdo["ScholarlyArticle"]), (sdo["identifier"], text(pid)), (sdo["name"], text(d["label"]))]
-            if d.get("title"):
-                about.append((sdo["headline"], text(d["title"])))
-            about += [(sdo["abstract"], text(d["abstract"])), (kgv["cleanAbstract"], text(d["text"]))]
-            if d.get("year") is not None:
-                about.append((sdo["datePublished"], typed(f"{int(d['year']):04d}", xsd["gYear"])))
-            if d.get("source_id"):
-                about.append((kgv["sourceId"], text(d["source_id"])))
-            about += _identified(d, N, text, sdo["sameAs"], kgv["journalRef"])
-            about += [(sdo["author"], iri_of(person)) for person in dict.fromkeys(authors_of.get(node, ()))]
-            about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])]
-            for url in d.get("urls", []):
-                iri = terms.add(_iri(url))
-                about.append((sdo["url"], iri))
-                if _is_code(url):
-                    about.append((sdo["codeRepository"], iri))
-            venues, links = edges_of[node]
-            about += [(sdo["isPartOf"], iri_of(v)) for v in venues]
-            about += [(subject, iri_of(c)) for _, c, _ in links]
-            if d.get("cluster") is not None:
-                about.append((kgv["cluster"], cluster_iri(d["cluster"])))
-            about += words(d["label"], d.get("title"))
-            about.append((kgv["labelOrder"], integer(label_order[node])))
-            add(s, dict.fromkeys(about))
-            for rank, c, e in links:
-                groups.append((N(f"{base}assignment/{pid}/{rank}"), about_assignment, (
-                    assignment, entity, s, iri_of(c), text(e["phrase"]), decimal(e["score"]), integer(rank), activity, s,
-                    integer(concept_ranks[node, c]))))
-            for position, (person, author) in enumerate(zip(authors_of.get(node, ()), d.get("authors") or ()), start=1):
-                groups.append((N(f"{base}authorship/{pid}/{position}"), about_authorship, (
-                    kgv["Authorship"], s, iri_of(person), integer(position), text(" ".join(author["name"].split())))))
-        elif kind == "concept":
-            about = [(rdf_type, skos["Concept"]), (skos["inScheme"], scheme), (skos["prefLabel"], tagged(d["label"], "en"))]
-            about += [(skos["altLabel"], tagged(alt, "en")) for alt in d.get("alt_labels", [])]
-            # A label with capitals also gives its lowercase form (Unicode, as SPARQL's LCASE), so
-            # that a case-insensitive lookup is an index lookup: LCASE(text)@en among the labels
-            # (a label without capitals is its own key) or LCASE(text) among the kgv:labelKey.
-            about += [(kgv["labelKey"], text(text_.lower()))
-                      for text_ in [d["label"], *d.get("alt_labels", [])] if text_.lower() != text_]
-            about.append((kgv["paperCount"], integer(d["papers"])))
-            if d.get("specificity") is not None:  # (kg.concepts.specificity; a generic concept is no paper's subject)
-                about += [(kgv["specificity"], decimal(d["specificity"])),
-                          (kgv["generic"], typed("true" if d.get("generic") else "false", xsd["boolean"]))]
-                if d.get("generic"):
-                    about.append((kgv["mentionCount"], integer(d.get("mentions", 0))))
-            if node in broader:
-                about.append((kgv["paperCountWithNarrower"], integer(len(under.get(node, ())))))
-            about += [(skos["broader"], iri_of(b)) for b in d.get("broader", [])]
-            related = sorted([(other, e) for other, e in adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
-            about += [(skos["related"], iri_of(other)) for other, _ in related]
-            if d.get("cluster_rank") is not None:
-                about.append((kgv["clusterRank"], integer(d["cluster_rank"])))
-            about += words(d["label"], *d.get("alt_labels", []))
-            about.append((kgv["labelOrder"], integer(label_order[node])))
-            add(s, dict.fromkeys(about))
-            for other, e in related:  # the evidence of each skos:related pair, once
-                if node < other:
-                    groups.append((N(f"{base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), about_relation, (
-                        kgv["ConceptRelation"], s, iri_of(other), integer(e["count"]), decimal(e["association"]))))
-        elif kind == "venue":
-            counts = Counter(chain.from_iterable(concepts_of[p] for p, e in adj[node].items()
-                                                 if e.get("kind") == "venue" and kinds.get(p) == "paper"))
-            add(s, [(rdf_type, sdo["CreativeWorkSeries"]), (sdo["name"], text(d["label"])),
-                    (kgv["conceptCount"], integer(len(counts))), *words(d["label"]), (kgv["labelOrder"], integer(label_order[node]))])
-            # The venue's VENUE_RANKS concepts with the most papers there, ranked as the query
-            # top-concepts-per-venue ranks them (ties by lowercase label, then IRI), so that it is
-            # a lookup, not a count of every (venue, concept) pair. Their count is not a
-            # kgv:paperCount, which queries scan as the concepts' own.
-            ranked = list(counts)
-            if len(ranked) > VENUE_RANKS:  # none with fewer papers there than the last one ranked can be ranked
-                least = heapq.nlargest(VENUE_RANKS, counts.values())[-1]
-                ranked = [c for c in ranked if counts[c] >= least]
-            ranked.sort(key=lambda c: (-counts[c], nodes[c]["label"].lower(), iri_of(c)[1:-1]))
-            for rank, c in enumerate(ranked[:VENUE_RANKS], start=1):
-                groups.append((N(f"{base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), about_venue_concept, (
-                    kgv["VenueConcept"], s, iri_of(c), integer(counts[c]), integer(rank))))
-    for pid, person in persons.items():  # the people who wrote the papers (kg.graph.people)
-        about = [(rdf_type, sdo["Person"]), (sdo["name"], text(" ".join(person.name.split())))]
-        if person.orcid:
-            about += [(sdo["identifier"], text(person.orcid)), (sdo["sameAs"], N(orcid_iri(person.orcid)))]
-        add(iri_of(pid), about)
-    groups += _cluster_groups(G, kinds, iri_of, cluster_iri, {"type": rdf_type, "integer": integer, "tagged": tagged, **skos, **kgv})
-    about_word = (kgv["text"],)
-    for word, iri in sorted(word_iris.items()):
-        groups.append((iri, about_word, (text(word),)))
-    return groups, terms
+
+def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
+    """A paper's statements, then those of its keyphrase assignments (by rank) and authorships."""
+    d, s, sdo, kgv, text, integer = nodes.data[node], v.iri_of(node), v.sdo, v.kgv, v.text, v.integer
+    pid = node.partition(":")[2]
+    about = [(v.rdf_type, sdo["ScholarlyArticle"]), (sdo["identifier"], text(pid)), (sdo["name"], text(d["label"]))]
+    if d.get("title"):
+        about.append((sdo["headline"], text(d["title"])))
+    about += [(sdo["abstract"], text(d["abstract"])), (kgv["cleanAbstract"], text(d["text"]))]
+    if d.get("year") is not None:
+        about.append((sdo["datePublished"], v.typed(f"{int(d['year']):04d}", v.xsd["gYear"])))
+    if d.get("source_id"):
+        about.append((kgv["sourceId"], text(d["source_id"])))
+    about += _identified(d, v.N, text, sdo["sameAs"], kgv["journalRef"])
+    authors = nodes.authors_of.get(node, ())
+    about += [(sdo["author"], v.iri_of(person)) for person in dict.fromkeys(authors)]
+    about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])]
+    for url in d.get("urls", []):
+        iri = v.terms.add(_iri(url))
+        about.append((sdo["url"], iri))
+        if _is_code(url):
+            about.append((sdo["codeRepository"], iri))
+    venues, links = nodes.edges_of[node]
+    about += [(sdo["isPartOf"], v.iri_of(venue)) for venue in venues]
+    about += [(v.subject, v.iri_of(c)) for _, c, _ in links]
+    if d.get("cluster") is not None:
+        about.append((kgv["cluster"], v.cluster_iri(d["cluster"])))
+    about += v.words(d["label"], d.get("title"))
+    about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
+    groups = [_group(s, dict.fromkeys(about))]
+    assignment, entity, activity, ranks = kgv["KeyphraseAssignment"], v.prov["Entity"], nodes.activity, nodes.concept_ranks
+    for rank, c, e in links:
+        groups.append((v.N(f"{v.base}assignment/{pid}/{rank}"), v.about_assignment, (
+            assignment, entity, s, v.iri_of(c), text(e["phrase"]), v.decimal(e["score"]), integer(rank), activity, s,
+            integer(ranks[node, c]))))
+    for position, (person, author) in enumerate(zip(authors, d.get("authors") or ()), start=1):
+        groups.append((v.N(f"{v.base}authorship/{pid}/{position}"), v.about_authorship, (
+            kgv["Authorship"], s, v.iri_of(person), integer(position), text(" ".join(author["name"].split())))))
+    return groups
+
+
+def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
+    """A concept's statements, then the evidence of each skos:related pair it is the first of."""
+    d, s, skos, kgv, text, integer = nodes.data[node], v.iri_of(node), v.skos, v.kgv, v.text, v.integer
+    about = [(v.rdf_type, skos["Concept"]), (skos["inScheme"], nodes.scheme), (skos["prefLabel"], v.tagged(d["label"], "en"))]
+    about += [(skos["altLabel"], v.tagged(alt, "en")) for alt in d.get("alt_labels", [])]
+    # A label with capitals also gives its lowercase form (Unicode, as SPARQL's LCASE), so
+    # that a case-insensitive lookup is an index lookup: LCASE(text)@en among the labels
+    # (a label without capitals is its own key) or LCASE(text) among the kgv:labelKey.
+    about += [(kgv["labelKey"], text(text_.lower()))
+              for text_ in [d["label"], *d.get("alt_labels", [])] if text_.lower() != text_]
+    about.append((kgv["paperCount"], integer(d["papers"])))
+    if d.get("specificity") is not None:  # (kg.concepts.specificity; a generic concept is no paper's subject)
+        about += [(kgv["specificity"], v.decimal(d["specificity"])),
+                  (kgv["generic"], v.typed("true" if d.get("generic") else "false", v.xsd["boolean"]))]
+        if d.get("generic"):
+            about.append((kgv["mentionCount"], integer(d.get("mentions", 0))))
+    if node in nodes.broader:
+        about.append((kgv["paperCountWithNarrower"], integer(len(nodes.under.get(node, ())))))
+    about += [(skos["broader"], v.iri_of(b)) for b in d.get("broader", [])]
+    related = sorted([(other, e) for other, e in nodes.adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
+    about += [(skos["related"], v.iri_of(other)) for other, _ in related]
+    if d.get("cluster_rank") is not None:
+        about.append((kgv["clusterRank"], integer(d["cluster_rank"])))
+    about += v.words(d["label"], *d.get("alt_labels", []))
+    about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
+    groups = [_group(s, dict.fromkeys(about))]
+    for other, e in related:  # the evidence of each skos:related pair, once
+        if node < other:
+            groups.append((v.N(f"{v.base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), v.about_relation, (
+                kgv["ConceptRelation"], s, v.iri_of(other), integer(e["count"]), v.decimal(e["association"]))))
+    return groups
+
+
+def _venue_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
+    """A venue's statements, then its `VENUE_RANKS` concepts with the most papers there, ranked
+    as the query top-concepts-per-venue ranks them (ties by lowercase label, then IRI), so that
+    it is a lookup, not a count of every (venue, concept) pair. Their count is not a
+    kgv:paperCount, which queries scan as the concepts' own."""
+    d, s, kgv, integer, kinds = nodes.data[node], v.iri_of(node), v.kgv, v.integer, nodes.kinds
+    counts = Counter(chain.from_iterable(nodes.concepts_of[p] for p, e in nodes.adj[node].items()
+                                         if e.get("kind") == "venue" and kinds.get(p) == "paper"))
+    groups = [_group(s, [(v.rdf_type, v.sdo["CreativeWorkSeries"]), (v.sdo["name"], v.text(d["label"])),
+                         (kgv["conceptCount"], integer(len(counts))), *v.words(d["label"]),
+                         (kgv["labelOrder"], integer(nodes.label_order[node]))])]
+    ranked = list(counts)
+    if len(ranked) > VENUE_RANKS:  # none with fewer papers there than the last one ranked can be ranked
+        least = heapq.nlargest(VENUE_RANKS, counts.values())[-1]
+        ranked = [c for c in ranked if counts[c] >= least]
+    ranked.sort(key=lambda c: (-counts[c], nodes.data[c]["label"].lower(), v.iri_of(c)[1:-1]))
+    for rank, c in enumerate(ranked[:VENUE_RANKS], start=1):
+        groups.append((v.N(f"{v.base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), v.about_venue_concept, (
+            kgv["VenueConcept"], s, v.iri_of(c), integer(counts[c]), integer(rank))))
+    return groups
 
 
 def _concept_ranks(edges_of: dict, nodes: dict, iri_of) -> dict[tuple[str, str], int]:

@@ -284,6 +284,15 @@ def test_kg_eval_json_and_limit(tmp_path, fake_extractors):
     assert keybert["micro"]["5"] == {"precision": 100.0, "recall": 100.0, "f1": 100.0}
 
 
+def test_kg_eval_values_after_one_flag_stop_at_the_first_that_is_not_one(tmp_path, fake_extractors):
+    data = write_lines(tmp_path / "d.jsonl", [{"abstract": "Graph neural networks.", "keyphrases": ["noise"]}])
+    result = run_eval_cli(["--k=3", "1", "--format", "json", "--baseline", "keybert", str(data), "--k", "2"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["ks"] == [1, 2, 3]
+    assert fake_extractors == [("kg", 3), ("keybert", 3)]  # (extractor, the largest k)
+    assert run_eval_cli(["--k", "1", "--", "2", str(data)]).exit_code == 2  # "--" ends the values: two DATASETs
+
+
 def test_kg_eval_usage_errors(tmp_path, fake_extractors):
     data = write_lines(tmp_path / "d.jsonl", [{"abstract": "x", "keyphrases": ["a"]}])
     assert run_eval_cli([str(data), "--baseline", "rake"]).exit_code == 2
