@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kg.text import files
 from kg.text.clean import normalize_space
 from kg.text.files import Diagnostic, Warnings, too_long
 
-__all__ = ["Author", "Diagnostic", "Notes", "Record", "Source", "name_key", "shown", "year_in"]
+__all__ = ["Author", "Diagnostic", "Notes", "Record", "Source", "name_key", "records_of", "shown", "year_in"]
 
 
 @dataclass(frozen=True, order=True)
@@ -111,6 +112,15 @@ class Notes:
         self.skip(where, f"{why}; {unit} skipped ({fix})", "too_long")
         return None
 
+    def abstract_field(self, where: str | None, value: object, *, unit: str) -> str | None:
+        """The record's 'abstract' field *value* as `abstract` gives it, or None when it is missing,
+        empty or not text: then its *unit* is skipped with a warning, counted as ``row_without_abstract``."""
+        if not isinstance(value, str) or not value.strip():
+            why = "missing" if value is None else "empty" if isinstance(value, str) else f"not text: {shown(value)}"
+            self.skip(where, f"no abstract (the 'abstract' field is {why}); {unit} skipped", "row_without_abstract")
+            return None
+        return self.abstract(where, value, unit=unit)
+
     def field(self, where: str | None, what: str, value: str | None) -> str | None:
         """*value* (a title, venue, id, an author's name: *what*), or None with a warning when it
         is over `MAX_FIELD_CHARS` (the paper is kept without it). Checked as given, before any
@@ -145,3 +155,12 @@ def year_in(value: object) -> int | None:
         return None
     match = _YEAR.search(str(value))
     return int(match.group(1)) if match else None
+
+
+def records_of(name: str, items: Callable[[Notes], Iterable[tuple[int, object]]],
+               make: Callable[[object, Source, Notes], Record | None]) -> tuple[list[Record], list[Diagnostic], dict[str, int]]:
+    """The records *make* gives for each (row, item) of ``items(notes)`` in the file *name*, with
+    the warnings and skipped counts of its `Notes`: one loop for every reader of rows."""
+    notes = Notes(name)
+    records = [r for row, item in items(notes) if (r := make(item, Source(name, row=row), notes)) is not None]
+    return records, notes.warnings, notes.skipped

@@ -37,7 +37,7 @@ from kg.text.files import (
     split_lines,
 )
 from kg.text.formats.identify import identifiers, orcid
-from kg.text.records import Author, Diagnostic, Notes, Source
+from kg.text.records import Author, Diagnostic, Notes, Source, shown
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
@@ -270,23 +270,12 @@ def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], d
             cleaned = clean_text(abstract)
             if not is_text(cleaned):
                 notes.append(
-                    Diagnostic(name, _where(source), f"no text left after cleaning ({_shown(piece.strip())}); paragraph skipped", "paragraph_without_text")
+                    Diagnostic(name, _where(source), f"no text left after cleaning ({shown(piece.strip())}); paragraph skipped", "paragraph_without_text")
                 )
                 skipped["paragraph_without_text"] = skipped.get("paragraph_without_text", 0) + 1
                 continue
             records.append(_Record(abstract, source, venue=venue, year=year, text=cleaned))
     return records, notes, skipped
-
-
-def _shown(value: object, limit: int = 40) -> str:
-    """*value* as Python writes it (escapes show invisible characters), at most about *limit* characters."""
-    if isinstance(value, str) and len(value) > limit:
-        value = value[:limit]
-    try:
-        shown = repr(value)
-    except (RecursionError, ValueError):  # nested too deep, an int too long to write
-        shown = f"<a {type(value).__name__}>"
-    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def _record_from_mapping(name: str, row: int, data: object, warnings: list[Diagnostic], skipped: dict[str, int]) -> _Record | None:
@@ -298,11 +287,7 @@ def _record_from_mapping(name: str, row: int, data: object, warnings: list[Diagn
         return None
     lowered = {str(k).strip().lower(): v for k, v in data.items()}
     abstract = lowered.get("abstract")
-    if not isinstance(abstract, str) or not abstract.strip():
-        why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {_shown(abstract)}"
-        notes.skip(where, f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract")
-        return None
-    abstract = notes.abstract(where, abstract, unit="row")
+    abstract = notes.abstract_field(where, abstract, unit="row")
     if abstract is None:
         return None
     year = lowered.get("year")
@@ -312,14 +297,14 @@ def _record_from_mapping(name: str, row: int, data: object, warnings: list[Diagn
         if match:
             parsed_year = int(match.group(1))
         else:
-            notes.warn(where, f"year {_shown(year)} is not a year; the paper is kept with year unknown", "bad_year")
+            notes.warn(where, f"year {shown(year)} is not a year; the paper is kept with year unknown", "bad_year")
 
     def text_field(key: str) -> str | None:
         value = lowered.get(key)
         if value is None or value == "":
             return None
         if isinstance(value, bool) or not isinstance(value, (str, int, float, LongNumber)):  # a number is text enough (an id 42)
-            notes.warn(where, f"{key} {_shown(value)} is not text; the paper is kept without it", "bad_field")
+            notes.warn(where, f"{key} {shown(value)} is not text; the paper is kept without it", "bad_field")
             return None
         return notes.field(where, key, normalize_space(str(value))) or None
 
@@ -345,7 +330,7 @@ def _row_authors(value: object, where: str, notes: Notes) -> tuple[Author, ...]:
     if isinstance(value, str):
         value = value.split(";")
     if not isinstance(value, list):
-        notes.warn(where, f"authors {_shown(value)} are not a list of names; the paper is kept without them", "bad_field")
+        notes.warn(where, f"authors {shown(value)} are not a list of names; the paper is kept without them", "bad_field")
         return ()
     authors = []
     for given in value:
@@ -354,7 +339,7 @@ def _row_authors(value: object, where: str, notes: Notes) -> tuple[Author, ...]:
             lowered = {str(k).strip().lower(): v for k, v in given.items()}
             person, given_orcid = lowered.get("name"), lowered.get("orcid")
         if not isinstance(person, str):
-            notes.warn(where, f"author {_shown(given)} is not a name (text, or an object with a 'name'); the paper is kept"
+            notes.warn(where, f"author {shown(given)} is not a name (text, or an object with a 'name'); the paper is kept"
                        " without this author", "bad_field")
             continue
         name = notes.field(where, "author's name", normalize_space(person))

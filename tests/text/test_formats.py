@@ -264,7 +264,7 @@ def test_withdrawn_arxiv_papers_are_named_and_skipped(here):
     assert said(report) == [
         "arxiv.jsonl, row 1 (arXiv 0704.9999): withdrawn: its abstract is arXiv's notice ('This paper has been withdrawn by the author "
         "due to a cruci…); row skipped",
-        "arxiv.jsonl, row 3 (arXiv 0705.0001): no abstract (the 'abstract' field is missing or empty); row skipped",
+        "arxiv.jsonl, row 3 (arXiv 0705.0001): no abstract (the 'abstract' field is missing); row skipped",
     ]
     assert report.skipped == {"withdrawn": 1, "row_without_abstract": 1}
 

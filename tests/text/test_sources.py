@@ -133,7 +133,7 @@ def test_jsonl_with_fields_and_a_malformed_row(tmp_path):
     assert report.papers[0].document.startswith("GNNs. Graph neural")
     notes = [str(w) for w in report.warnings]
     assert notes[0].endswith("x.jsonl, row 2: malformed JSON (Expecting property name enclosed in double quotes, column 2); row skipped, fix it and rebuild")
-    assert notes[1].endswith("x.jsonl, row 3: no abstract (the 'abstract' field is missing or empty); row skipped")
+    assert notes[1].endswith("x.jsonl, row 3: no abstract (the 'abstract' field is missing); row skipped")
     assert report.skipped == {"malformed_row": 1, "row_without_abstract": 1}
 
 
@@ -617,7 +617,7 @@ def test_warnings_of_a_kind_past_the_kept_ones_are_counted_not_kept(tmp_path, mo
     report = read_papers([f])
     assert [w.reason for w in report.warnings] == ["row_without_abstract"] * 50 + ["malformed_row"]
     assert report.warning_counts == {"row_without_abstract": 3000, "malformed_row": 1}
-    assert str(report.warnings[49]) == "x.jsonl, row 51: no abstract (the 'abstract' field is missing or empty); row skipped"
+    assert str(report.warnings[49]) == "x.jsonl, row 51: no abstract (the 'abstract' field is missing); row skipped"
     assert report.skipped == {"row_without_abstract": 3000, "malformed_row": 1}
 
 

@@ -17,7 +17,7 @@ from kg.text.clean import clean_text, normalize_space
 from kg.text.files import json_rows
 from kg.text.formats.identify import identifiers
 from kg.text.formats.latex import decode_accents, latex_field
-from kg.text.records import Author, Notes, Record, Source, shown, year_in
+from kg.text.records import Author, Notes, Record, Source, records_of, shown, year_in
 
 __all__ = ["is_arxiv", "is_withdrawn", "read_arxiv_items", "read_arxiv_lines"]
 
@@ -40,20 +40,12 @@ def is_withdrawn(abstract: str) -> bool:
 
 def read_arxiv_lines(name: str, text: str):
     """The records of the snapshot's JSON Lines (the row of each is its line)."""
-    notes = Notes(name)
-    records = []
-    for row, item in json_rows(name, text, notes.warnings, notes.skipped):
-        record = _record(item, Source(name, row=row), notes)
-        if record is not None:
-            records.append(record)
-    return records, notes.warnings, notes.skipped
+    return records_of(name, lambda notes: json_rows(name, text, notes.warnings, notes.skipped), _record)
 
 
 def read_arxiv_items(name: str, items: Iterable[object]):
     """The records of a JSON list of arXiv records (the row of each is its place, from 1)."""
-    notes = Notes(name)
-    records = [r for row, item in enumerate(items, start=1) if (r := _record(item, Source(name, row=row), notes))]
-    return records, notes.warnings, notes.skipped
+    return records_of(name, lambda notes: enumerate(items, start=1), _record)
 
 
 def _record(item: object, source: Source, notes: Notes) -> Record | None:
@@ -65,11 +57,7 @@ def _record(item: object, source: Source, notes: Notes) -> Record | None:
     if given_id:
         where += f" (arXiv {given_id})"
     abstract = item.get("abstract")
-    if not isinstance(abstract, str) or not abstract.strip():
-        why = "missing or empty" if abstract is None or isinstance(abstract, str) else f"not text: {shown(abstract)}"
-        notes.skip(where, f"no abstract (the 'abstract' field is {why}); row skipped", "row_without_abstract")
-        return None
-    abstract = notes.abstract(where, abstract, unit="row")
+    abstract = notes.abstract_field(where, abstract, unit="row")
     if abstract is None:
         return None
     if is_withdrawn(abstract):

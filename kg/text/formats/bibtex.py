@@ -126,11 +126,7 @@ def _record(entry, source: Source, strings: dict[str, str], notes: Notes) -> Rec
                        "the paper is kept without this field (define it with @string)", "undefined_macro")
             continue
         fields[name] = value
-    if not fields.get("abstract", "").strip():
-        why = "empty" if "abstract" in fields else "missing"
-        notes.skip(where, f"no abstract (the 'abstract' field is {why}); entry skipped", "row_without_abstract")
-        return None
-    abstract = notes.abstract(where, fields["abstract"], unit="entry")
+    abstract = notes.abstract_field(where, fields.get("abstract"), unit="entry")
     if abstract is None:
         return None
     year = None

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from kg.text.clean import normalize_space
 from kg.text.files import json_rows
 from kg.text.formats.identify import identifiers, orcid
-from kg.text.records import Author, Notes, Record, Source, shown, year_in
+from kg.text.records import Author, Notes, Record, Source, records_of, shown, year_in
 
 __all__ = ["abstract_text", "is_openalex", "read_openalex_lines", "read_openalex_works"]
 
@@ -28,20 +28,12 @@ def is_openalex(data: dict) -> bool:
 
 def read_openalex_lines(name: str, text: str):
     """The records of JSON Lines of works (the row of each is its line)."""
-    notes = Notes(name)
-    records = []
-    for row, work in json_rows(name, text, notes.warnings, notes.skipped):
-        record = _record(work, Source(name, row=row), notes)
-        if record is not None:
-            records.append(record)
-    return records, notes.warnings, notes.skipped
+    return records_of(name, lambda notes: json_rows(name, text, notes.warnings, notes.skipped), _record)
 
 
 def read_openalex_works(name: str, works: Iterable[object]):
     """The records of a JSON document's works (the row of each is its place in the list, from 1)."""
-    notes = Notes(name)
-    records = [r for row, work in enumerate(works, start=1) if (r := _record(work, Source(name, row=row), notes))]
-    return records, notes.warnings, notes.skipped
+    return records_of(name, lambda notes: enumerate(works, start=1), _record)
 
 
 def abstract_text(index: object) -> str | None:
