@@ -6,7 +6,8 @@ A layout in two levels: each cluster is a disc whose area grows with its concept
 placed by a Fruchterman-Reingold layout of the clusters (weighted by the association strength of
 the co-occurrences between them) and pushed apart until none overlap; inside its disc, a
 cluster's concepts are placed by a Fruchterman-Reingold layout of their own links (python-igraph,
-its grid variant for large clusters). A layout of all concepts at once mixes the clusters into one
+its grid variant for large clusters); then the most important concepts are moved a little, in rank
+order, so that their labels, as the page draws them, have room (`_room_for_labels`). A layout of all concepts at once mixes the clusters into one
 disc on real co-occurrence graphs (docs/design.md has the figures). Every random choice comes
 from one seeded generator and the input is read in sorted order, so the same graph gives the same
 numbers however it was built.
@@ -27,6 +28,14 @@ EXTENT = 1000.0  # the concepts' largest |x| or |y|, in layout units
 ITERATIONS = 500  # Fruchterman-Reingold iterations (python-igraph's default)
 GAP = 0.05  # the space left between two cluster discs, a share of their radii
 JITTER = 0.01  # how far a paper or venue may sit from the point it is placed at, a share of EXTENT
+# Room for labels (`_room_for_labels`), as the map page draws them (kg/view/static/map.js, labels.js):
+VIEW = (1200.0, 900.0)  # screen pixels the concepts are fitted into: a 1600x1000 page less its panel
+ROOM = 0.35  # the share of that view the labels kept apart may cover, taken in rank order
+FONT = (12.0, 22.0, 200)  # label font in pixels: 12 at one paper, 22 at 200 papers and more (map.js)
+LABEL_CHARS = 36  # a label's characters on the map (map.js's CONCEPT_CHARS)
+EM = 0.62  # a character's mean width in bold sans serif, a share of the font size
+PAD = (6.0, 8.0)  # pixels kept free between two labels, across and down (twice labels.js's PAD, VPAD)
+REACH = 60.0  # pixels: how far a concept may be moved to give its label room
 
 
 def add_map(G: nx.Graph, *, seed: int = SEED) -> None:
@@ -42,6 +51,11 @@ def add_layout(G: nx.Graph, cmap: ConceptMap, membership: Sequence[int], *, seed
     *membership* community), on every paper and venue of *G*, and on each of
     ``G.graph["clusters"]`` (the mean of its concepts' positions, weighted by their papers)."""
     positions = concept_positions(cmap, membership, seed=seed)
+    nodes = [G.nodes[node] for node in cmap.nodes]
+    labels = [str(d.get("label") or n) for d, n in zip(nodes, cmap.nodes)]
+    papers = [int(d.get("papers") or 0) for d in nodes]
+    ranks = [(bool(d.get("generic")), -p, label.lower(), n) for d, p, label, n in zip(nodes, papers, labels, cmap.nodes)]
+    positions = _room_for_labels(positions, papers, labels, ranks)
     placed = dict(zip(cmap.nodes, positions))
     for node, (x, y) in placed.items():
         G.nodes[node]["x"], G.nodes[node]["y"] = round(x, 2), round(y, 2)
@@ -198,6 +212,68 @@ def _normalized(xy) -> list[tuple[float, float]]:
     if largest > 0:
         xy = xy * (EXTENT / largest)
     return [(float(x), float(y)) for x, y in xy]
+
+
+def _label_box(label: str, papers: int) -> tuple[float, float]:
+    """The width and height in screen pixels of a concept's label as the map page draws it."""
+    t = min(1.0, math.log(max(papers, 1)) / math.log(FONT[2]))
+    size = round(FONT[0] + (FONT[1] - FONT[0]) * t)
+    chars = len(label) if len(label) <= LABEL_CHARS else LABEL_CHARS + 1
+    return chars * size * EM, size * 1.2
+
+
+def _room_for_labels(positions, papers: Sequence[int], labels: Sequence[str], ranks: Sequence[tuple]):
+    """*positions* with room for the labels of the most important concepts: in the order of
+    *ranks* (the page's, `kg.view.mapdata.rank_key`: by papers, then label and id), each of the
+    labels that together cover `ROOM` of the `VIEW` is moved to the nearest place, at most
+    `REACH` pixels away and inside the map's box, where its box centred on it overlaps none of
+    those before it (one with no such place stays); then the map is scaled so that its largest
+    |coordinate| is `EXTENT` again. The page places labels greedily in the same order, so a hub
+    no longer hides the hubs laid out beside it."""
+    import numpy as np
+
+    xy = np.array(positions, dtype=float).reshape(-1, 2)
+    if len(xy) < 2:
+        return positions
+    low, high = xy.min(axis=0), xy.max(axis=0)
+    scale = min(VIEW[0] / max(high[0] - low[0], 1e-9), VIEW[1] / max(high[1] - low[1], 1e-9))  # pixels per unit
+    budget, boxes = ROOM * VIEW[0] * VIEW[1], np.zeros((0, 4))  # centre x, y and half sizes of the boxes kept
+    for i in sorted(range(len(xy)), key=ranks.__getitem__):
+        w, h = _label_box(labels[i], papers[i])
+        budget -= w * h
+        if budget < 0:
+            break
+        half = np.array([w + PAD[0], h + PAD[1]]) / 2 / scale
+        at = _free_place(xy[i], half, boxes, reach=REACH / scale, bounds=(low, high))
+        if at is not None:
+            xy[i] = at
+            boxes = np.vstack([boxes, [*at, *half]])
+    largest = float(np.abs(xy).max())
+    xy = xy * (EXTENT / largest) if largest > 0 else xy
+    return [(float(x), float(y)) for x, y in xy]
+
+
+def _free_place(at, half, boxes, *, reach: float, bounds):
+    """The nearest point to *at*, within *reach* and *bounds* (low and high corners), where a box
+    of *half* sizes centred there overlaps none of *boxes* (rows of centre x, y, half sizes);
+    None if there is none. The nearest free point has each coordinate its own or at the edge of
+    a box it touches, so those are the candidates."""
+    import numpy as np
+
+    near = boxes[(np.abs(boxes[:, :2] - at) < boxes[:, 2:] + half + reach).all(axis=1)]
+    if not len(near):
+        return at
+    gap = near[:, 2:] + half
+    xs = np.concatenate([[at[0]], near[:, 0] - gap[:, 0], near[:, 0] + gap[:, 0]])
+    ys = np.concatenate([[at[1]], near[:, 1] - gap[:, 1], near[:, 1] + gap[:, 1]])
+    points = np.stack(np.meshgrid(xs, ys, indexing="ij"), axis=-1).reshape(-1, 2)
+    distance = np.sqrt(((points - at) ** 2).sum(axis=1))
+    inside = (distance <= reach) & (points >= bounds[0]).all(axis=1) & (points <= bounds[1]).all(axis=1)
+    points, distance = points[inside], distance[inside]
+    free = ~(np.abs(points[:, None] - near[None, :, :2]) < gap[None] - 1e-9).all(axis=2).any(axis=1)
+    if not free.any():
+        return None
+    return points[free][np.argmin(distance[free])]
 
 
 def _offset(node: str, radius: float) -> tuple[float, float]:

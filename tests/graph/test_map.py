@@ -281,3 +281,48 @@ def test_stats_count_the_clusters(G):
         {"id": 2, "label": "stochastic zeroth-order optimization / stochastic gradient descent / federated learning",
          "concepts": 3, "papers": 2},
     ]
+
+
+def label_boxes(G: nx.Graph, concepts: list[str]) -> list[tuple[float, float, float, float]]:
+    """The labels' boxes of *concepts* (centre x, y, width, height in screen pixels) as the map
+    page draws them (map.js: 12 px at one paper to 22 px at 200; about 0.6 em a character), the
+    concepts fitted into 1200 x 900 pixels."""
+    placed = [d for _, d in G.nodes(data=True) if d["kind"] == "concept" and "x" in d]
+    xs, ys = [d["x"] for d in placed], [d["y"] for d in placed]
+    scale = min(1200 / (max(xs) - min(xs)), 900 / (max(ys) - min(ys)))
+    out = []
+    for c in concepts:
+        d = G.nodes[c]
+        size = round(12 + 10 * min(1.0, math.log(max(d["papers"], 1)) / math.log(200)))
+        out.append((d["x"] * scale, d["y"] * scale, 0.6 * size * len(d["label"]), 1.2 * size))
+    return out
+
+
+def test_the_labels_of_hubs_laid_out_together_get_room():
+    # five hubs with long labels in every paper (without room for labels, two of their labels lie
+    # on each other): each is moved a little, to where its label overlaps none before it
+    from kg.graph.layout import concept_positions
+
+    hubs = [f"a-long-hub-concept-label-{k}" for k in range(5)]
+    G = graph_of({f"p{k:015d}": [*hubs, f"own-{k % 10}", f"own-{(k + 1) % 10}"] for k in range(30)})
+    add_map(G)
+    boxes = label_boxes(G, [f"concept:{h}" for h in hubs])
+    for k, (x, y, w, h) in enumerate(boxes):
+        for x2, y2, w2, h2 in boxes[:k]:
+            assert abs(x - x2) >= (w + w2) / 2 or abs(y - y2) >= (h + h2) / 2, (k, boxes)
+    cmap = concept_map(G)
+    laid = concept_positions(cmap, [G.nodes[c]["cluster"] - 1 for c in cmap.nodes])
+    moved = [math.dist(xy, (G.nodes[c]["x"], G.nodes[c]["y"])) for c, xy in zip(cmap.nodes, laid)]
+    assert 0 < max(moved) <= 0.15 * EXTENT
+
+
+def test_the_layout_sizes_labels_as_the_map_page_draws_them():
+    import re
+    from pathlib import Path
+
+    from kg.graph import layout
+
+    js = (Path(layout.__file__).parent.parent / "view" / "static" / "map.js").read_text(encoding="utf-8")
+    font = re.search(r"CONCEPT_FONT = \[(\d+), (\d+)\], FULL_SIZE = (\d+)", js)
+    assert font and (layout.FONT == (float(font[1]), float(font[2]), int(font[3])))
+    assert f"CONCEPT_CHARS = {layout.LABEL_CHARS}," in js
