@@ -521,8 +521,7 @@ _EMPTY_ADVICE = {  # what an empty file of each kind should hold (docs/input.md)
     ".txt": "put a header line (venue and year) and one abstract per paragraph in it",
     **dict.fromkeys(JSONL_SUFFIXES, "put one JSON object a line in it, each with an abstract field"),
     ".json": "put a JSON list of objects with an abstract field, or OpenAlex or arXiv records, in it",
-    ".csv": "put a header row with an abstract column, then one row a paper, in it",
-    ".tsv": "put a header row with an abstract column, then one row a paper, in it",
+    **dict.fromkeys(CSV_SUFFIXES, "put a header row with an abstract column, then one row a paper, in it"),
     ".bib": "export BibTeX entries with their abstract fields into it",
     ".ris": "export RIS records with their AB (abstract) fields into it",
 }

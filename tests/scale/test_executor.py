@@ -354,21 +354,29 @@ def test_the_model_process_dies_with_a_killed_build():
     once (PR_SET_PDEATHSIG), not once it has loaded the model and seen its pipe closed."""
     import subprocess
     import sys
-    import time
 
     parent = subprocess.Popen([sys.executable, "-c", _HOLDS_A_MODEL_PROCESS], stdout=subprocess.PIPE, text=True,
                               env=os.environ | {"PYTHONPATH": os.path.dirname(os.path.dirname(kg.__file__))})
+    # it is still loading torch and the model (~5 s) if it did not die within 2 s
+    assert _child_dies_with(parent, seconds=2.0)
+
+
+def _child_dies_with(parent, *, seconds: float) -> bool:
+    """Whether the child whose pid *parent* prints first dies within *seconds* of *parent*'s SIGKILL
+    (a child still alive then is killed, so no test leaves one behind)."""
+    import time
+
     child = int(parent.stdout.readline())
     assert not _dead(child)
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 2.0  # it is still loading torch and the model (~5 s) if it did not die
+    deadline = time.monotonic() + seconds
     while not _dead(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     alive = not _dead(child)
     if alive:
         os.kill(child, signal.SIGKILL)
-    assert not alive
+    return not alive
 
 
 _HOLDS_A_WRITER = """
@@ -391,21 +399,10 @@ time.sleep(600)
 def test_the_store_loader_and_the_views_writer_die_with_a_killed_build(tmp_path, which):
     import subprocess
     import sys
-    import time
 
     fifo = tmp_path / "graph.nt.fifo"
     os.mkfifo(fifo)
     parent = subprocess.Popen([sys.executable, "-c", _HOLDS_A_WRITER, which, str(fifo), str(tmp_path)],
                               stdout=subprocess.PIPE, text=True,
                               env=os.environ | {"PYTHONPATH": os.path.dirname(os.path.dirname(kg.__file__))})
-    child = int(parent.stdout.readline())
-    assert not _dead(child)
-    parent.kill()
-    parent.wait()
-    deadline = time.monotonic() + 5.0
-    while not _dead(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    alive = not _dead(child)
-    if alive:
-        os.kill(child, signal.SIGKILL)
-    assert not alive
+    assert _child_dies_with(parent, seconds=5.0)
