@@ -214,7 +214,7 @@ def _quantized(model):
 
 def _int8_linear(linear):
     """An int8 copy of *linear*: weights with one scale per output channel, activations with one
-    scale per token, products summed exactly in int32 (``torch._int_mm``).
+    scale per token, products summed exactly (`_integer_product`).
 
     PyTorch's dynamic quantization gives a whole batch one activation scale, so a text's
     embedding changed with the texts it was batched with (each of 40 abstracts got other
@@ -232,14 +232,73 @@ def _int8_linear(linear):
             self.register_buffer("weight_t", quantized.t().contiguous())
             self.register_buffer("weight_scale", scale)
             self.register_buffer("bias", torch.zeros_like(scale) if bias is None else bias)
+            self._float_weight_t = None  # weight_t as float32, made when the float path first needs it
 
         def forward(self, x):
             rows = x.reshape(-1, x.shape[-1])
             scale = rows.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / 127.0
             quantized = torch.round(rows / scale).to(torch.int8)
-            y = torch._int_mm(quantized, self.weight_t).float().mul_(scale).mul_(self.weight_scale).add_(self.bias)
+            if _int_mm_is_fast():
+                product = torch._int_mm(quantized, self.weight_t).float()
+            else:
+                if self._float_weight_t is None:
+                    self._float_weight_t = self.weight_t.float()
+                product = _integer_product(quantized.float(), self._float_weight_t)
+            y = product.mul_(scale).mul_(self.weight_scale).add_(self.bias)
             return y.reshape(*x.shape[:-1], y.shape[-1])
 
     with torch.no_grad():
         bias = None if linear.bias is None else linear.bias.detach().float().clone()
         return Int8Linear(linear.weight.detach().float(), bias)
+
+
+# The longest sum of products of two int8 values in [-127, 127] that float32 holds exactly at
+# every step: each partial sum is an integer of magnitude at most n * 127 * 127 < 2**24.
+_EXACT_FLOAT32_TERMS = (2**24 - 1) // (127 * 127)
+
+
+def _integer_product(a, b):
+    """``torch._int_mm(a, b).float()`` for int8 values in [-127, 127] held as float32 matrices,
+    with float matrix products: each slice of at most `_EXACT_FLOAT32_TERMS` terms is summed
+    exactly in float32 (every partial sum is an integer below 2**24, in any order), the slices
+    exactly in float64, and the exact integer rounded to float32 once, as the int32 result is:
+    the same bits, on a CPU where ``torch._int_mm`` has no fast kernel."""
+    import torch
+
+    terms = a.shape[1]
+    if terms <= _EXACT_FLOAT32_TERMS:
+        return a @ b
+    total = None
+    for start in range(0, terms, _EXACT_FLOAT32_TERMS):
+        part = (a[:, start:start + _EXACT_FLOAT32_TERMS] @ b[start:start + _EXACT_FLOAT32_TERMS]).double()
+        total = part if total is None else total.add_(part)
+    return total.float()
+
+
+@lru_cache(maxsize=1)
+def _int_mm_is_fast() -> bool:
+    """Whether ``torch._int_mm`` is faster here than the same product as float32 matrices
+    (`_integer_product`): it has fast kernels on CPUs with int8 dot-product instructions (VNNI,
+    AMX) and is tens of times slower than float32 on others (AVX2 only). Both give the same
+    bits, so the choice changes speed, never an output. ``KG_INT8_MATMUL=int`` or ``float``
+    chooses without measuring."""
+    import time
+
+    import torch
+
+    chosen = os.environ.get("KG_INT8_MATMUL", "").strip().lower()
+    if chosen in ("int", "float"):
+        return chosen == "int"
+    a = torch.randint(-127, 128, (64, 384), dtype=torch.int8)
+    b = torch.randint(-127, 128, (384, 384), dtype=torch.int8)
+    fa, fb = a.float(), b.float()
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return best(lambda: torch._int_mm(a, b)) < best(lambda: _integer_product(fa, fb))

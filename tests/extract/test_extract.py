@@ -110,6 +110,57 @@ def test_mmr_rank_keeps_pick_order_and_avoids_redundancy():
     assert mmr_rank(relevance, e, 5, 0.5) == [0, 2, 1]
     assert mmr_rank(relevance[:0], e[:0], 3, 0.5) == []
 
+@pytest.mark.parametrize("terms", [1, 384, 1040, 1041, 1536, 3000])
+def test_the_float_path_of_an_int8_product_gives_the_int32_sums_bits(terms):
+    """On a CPU without fast int8 kernels, int8 products are float32 matrix products
+    (`_integer_product`): the same bits as ``torch._int_mm``, the extremes included (a sum of
+    1,536 products of -127 and 127 does not fit float32's 24 bits, a slice of 1,040 does)."""
+    import torch
+
+    from kg.extract.embed import _EXACT_FLOAT32_TERMS, _integer_product
+
+    assert _EXACT_FLOAT32_TERMS == 1040
+    gen = torch.Generator().manual_seed(terms)
+    a = torch.randint(-127, 128, (24, terms), dtype=torch.int8, generator=gen)
+    b = torch.randint(-127, 128, (terms, 16), dtype=torch.int8, generator=gen)
+    a[0], b[:, 0], b[:, 1] = 127, 127, -127  # row 0 by columns 0 and 1: the largest sums there are
+    a[1, ::2], a[1, 1::2] = 127, -3  # odd sums well past 2**24: float32 rounds them, as the int32 result's .float()
+    want = torch._int_mm(a, b)
+    got = _integer_product(a.float(), b.float())
+    assert got.dtype == torch.float32 and torch.equal(got, want.float())
+    assert int(want.abs().max()) == terms * 127 * 127
+
+
+def test_the_float_path_is_exact_where_one_float32_product_is_not():
+    """Sums far past 2**24 (20,000 terms of 127 * 127 with odd ones among them): a single float32
+    product rounds as it goes and differs from the int32 sums; the sliced one does not."""
+    import torch
+
+    from kg.extract.embed import _integer_product
+
+    a = torch.full((17, 20000), 127, dtype=torch.int8)
+    b = torch.full((20000, 8), 127, dtype=torch.int8)
+    b[1::3, 0], b[::7, 1], a[3, ::5] = 1, -1, 3
+    want = torch._int_mm(a, b).float()
+    assert not torch.equal(a.float() @ b.float(), want)  # what slicing is for
+    assert torch.equal(_integer_product(a.float(), b.float()), want)
+
+
+def test_an_int8_embedding_is_the_same_bits_on_either_path(monkeypatch):
+    """KG_INT8_MATMUL chooses torch._int_mm or float products; a text's int8 vector is the same bits."""
+    from kg.extract import embed
+
+    texts = ["zeroth-order optimization", "Sharpness-aware minimization seeks flat minima."]
+    found = {}
+    for path in ("int", "float"):
+        monkeypatch.setenv("KG_INT8_MATMUL", path)
+        embed._int_mm_is_fast.cache_clear()
+        assert embed._int_mm_is_fast() is (path == "int")
+        found[path] = embed.load_embedder("int8").embed(texts)
+    embed._int_mm_is_fast.cache_clear()
+    assert np.array_equal(found["int"], found["float"])
+
+
 def test_int8_precision_is_the_same_model_quantized_and_its_own_cache_key(real_embedder, nlp):
     from kg.extract.embed import load_embedder
 
