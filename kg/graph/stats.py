@@ -46,7 +46,7 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
     shared = [c for c in concepts if len(linked[c]) >= 2]
     connected_papers = {p for c in shared for p in linked[c]}
     # Papers that meet another paper at a concept or at a broader concept above theirs.
-    ancestors = _ancestry(G)
+    ancestors = ancestry(G)
     reach = _papers_under(G, subject, ancestors, set(papers))
     wide = {a for a, members in reach.items() if len(members) >= 2}
     meeting = {p for a in wide for p in reach[a]}
@@ -124,7 +124,7 @@ def papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]] | None = None) 
     (``skos:broader``, transitively). *subject*: G's paper-concept edges, if the caller has them."""
     if subject is None:
         subject = _subject_edges(G)
-    return _papers_under(G, subject, _ancestry(G))
+    return _papers_under(G, subject, ancestry(G))
 
 
 def _edges(G: nx.Graph) -> Iterator[tuple]:
@@ -170,7 +170,7 @@ def _papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]], ancestors, pa
     return reach
 
 
-def _ancestry(G: nx.Graph):
+def ancestry(G: nx.Graph):
     """A function giving `_ancestors` of a concept of *G*, each worked out once: below a single
     broader concept, a concept's ancestors are itself then its broader concept's ancestors."""
     nodes = G.nodes

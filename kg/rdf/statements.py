@@ -27,6 +27,7 @@ from rdflib.namespace import DCTERMS, PROV, SDO, SKOS
 from kg.rdf.vocabulary import (
     DEFAULT_BASE,
     KGV,
+    LINK_BLOCK,
     VENUE_RANKS,
     _iri,
     _is_code,
@@ -147,7 +148,7 @@ _PROV = ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith", "wa
 _KGV = ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank", "paperCount", "cleanAbstract", "source",
         "sourceId", "settings", "sha256", "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
         "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount", "word", "text", "specificity",
-        "generic", "mentionCount", "Authorship", "work", "person", "position", "journalRef", "conceptRank", "labelOrder",
+        "generic", "mentionCount", "Authorship", "work", "person", "position", "journalRef", "LinkBlock", "blockOf", "firstPlace", "link", "labelOrder",
         "cluster", "clusterRank", "clusterPaperCount")
 
 
@@ -170,10 +171,11 @@ class _Vocab:
         self.kgv = kgv = {name: N(str(KGV._NS[name])) for name in _KGV}
         rdf_type = self.rdf_type
         self.about_assignment = (rdf_type, rdf_type, kgv["paper"], kgv["concept"], kgv["phrase"], kgv["score"], kgv["rank"],
-                                 self.prov["wasGeneratedBy"], self.prov["wasDerivedFrom"], kgv["conceptRank"])
+                                 self.prov["wasGeneratedBy"], self.prov["wasDerivedFrom"])
         self.about_relation = (rdf_type, kgv["relates"], kgv["relates"], kgv["cooccurrences"], kgv["association"])
         self.about_venue_concept = (rdf_type, kgv["venue"], kgv["concept"], kgv["venuePaperCount"], kgv["rank"])
         self.about_authorship = (rdf_type, kgv["work"], kgv["person"], kgv["position"], self.sdo["name"])
+        self.about_block = (rdf_type, kgv["blockOf"], kgv["firstPlace"])
         self.word_iris: dict[str, str] = {}
         self._node_iris: dict[str, str] = {}
         self._integers: dict[int, str] = {}
@@ -186,6 +188,10 @@ class _Vocab:
             kind, _, local = node.partition(":")
             iri = self._node_iris[node] = self.N(f"{self.base}{kind}/{local}")
         return iri
+
+    def assignment_iri(self, paper: str, rank: int) -> str:
+        """The IRI of *paper*'s keyphrase assignment of rank *rank*."""
+        return self.N(f"{self.base}assignment/{paper.partition(':')[2]}/{rank}")
 
     def cluster_iri(self, number: int) -> str:
         return self.N(f"{self.base}cluster/{int(number)}")
@@ -225,8 +231,8 @@ class _Vocab:
 class _Nodes:
     """What the statements of one node need to know of the others: every node's data, neighbours
     and kind; the concepts some concept is broader than; each paper's venues and its concepts by
-    rank (rank, concept, edge data) and each (paper, concept) link's rank on the concept; each
-    node's place in label order; the people and each paper's authors (`kg.graph.people`); the
+    rank (rank, concept, edge data); each concept's links and those below it in papers-of-concept's
+    order, as (paper, rank) (`_concept_links`); each node's place in label order; the people and each paper's authors (`kg.graph.people`); the
     papers under each concept (`kg.graph.stats.papers_under`); and the scheme and extraction
     activity IRIs."""
 
@@ -236,7 +242,7 @@ class _Nodes:
     broader: set[str]
     edges_of: dict[str, tuple[list[str], list[tuple[int, str, dict]]]]
     concepts_of: dict[str, list[str]]
-    concept_ranks: dict[tuple[str, str], int]
+    concept_links: dict[str, list[tuple[str, int]]]
     label_order: dict[str, int]
     persons: dict
     authors_of: dict
@@ -297,7 +303,7 @@ def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[_Group], str, str]:
 def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
     """The `_Nodes` of *G*."""
     from kg.graph.people import people
-    from kg.graph.stats import papers_under
+    from kg.graph.stats import ancestry, papers_under
 
     data = dict(G.nodes(data=True))  # plain dicts: networkx's views cost a call per item
     adj = dict(G.adjacency())
@@ -317,7 +323,8 @@ def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
     concepts_of = {paper: [c for _, c, _ in links] for paper, (_, links) in edges_of.items()}
     persons, authors_of = people(G)
     under = papers_under(G, [(paper, c) for paper, found in concepts_of.items() for c in found])  # linked to a concept or below it
-    return _Nodes(data, adj, kinds, broader, edges_of, concepts_of, _concept_ranks(edges_of, data, v.iri_of),
+    links = _concept_links(edges_of, data, ancestry(G), v.iri_of)
+    return _Nodes(data, adj, kinds, broader, edges_of, concepts_of, links,
                   _label_order(kinds, data, v.iri_of), persons, authors_of, under, scheme, activity)
 
 
@@ -350,11 +357,10 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
     about += v.words(d["label"], d.get("title"))
     about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
     groups = [_group(s, dict.fromkeys(about))]
-    assignment, entity, activity, ranks = kgv["KeyphraseAssignment"], v.prov["Entity"], nodes.activity, nodes.concept_ranks
+    assignment, entity, activity = kgv["KeyphraseAssignment"], v.prov["Entity"], nodes.activity
     for rank, c, e in links:
-        groups.append((v.N(f"{v.base}assignment/{pid}/{rank}"), v.about_assignment, (
-            assignment, entity, s, v.iri_of(c), text(e["phrase"]), v.decimal(e["score"]), integer(rank), activity, s,
-            integer(ranks[node, c]))))
+        groups.append((v.assignment_iri(node, rank), v.about_assignment, (
+            assignment, entity, s, v.iri_of(c), text(e["phrase"]), v.decimal(e["score"]), integer(rank), activity, s)))
     for position, (person, author) in enumerate(zip(authors, d.get("authors") or ()), start=1):
         groups.append((v.N(f"{v.base}authorship/{pid}/{position}"), v.about_authorship, (
             kgv["Authorship"], s, v.iri_of(person), integer(position), text(" ".join(author["name"].split())))))
@@ -387,6 +393,7 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
     about += v.words(d["label"], *d.get("alt_labels", []))
     about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
     groups = [_group(s, dict.fromkeys(about))]
+    groups += _block_groups(v, node, nodes.concept_links.get(node, ()))
     for other, e in related:  # the evidence of each skos:related pair, once
         if node < other:
             groups.append((v.N(f"{v.base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), v.about_relation, (
@@ -416,21 +423,35 @@ def _venue_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
     return groups
 
 
-def _concept_ranks(edges_of: dict, nodes: dict, iri_of) -> dict[tuple[str, str], int]:
-    """Each (paper, concept) link's rank among its concept's links, 1 = first in the order
-    papers-of-concept gives them: highest score, then the paper's name, then its IRI. Stored as
-    ``kgv:conceptRank`` so that a page of a concept's papers reads the links ranked on it, not
-    every link (docs/model.md)."""
-    by_concept: dict[str, list[tuple[float, str, str, str]]] = {}
+def _concept_links(edges_of: dict, nodes: dict, ancestors, iri_of) -> dict[str, list[tuple[str, int]]]:
+    """Each concept's links, and the links of the concepts below it (*ancestors* of a concept:
+    itself, then those above it, `kg.graph.stats.ancestry`), as (paper, rank), in the order
+    papers-of-concept gives them: its own first, then by highest score, the paper's name, the
+    linked concept's label, the paper's IRI, that concept's IRI (code points, as SPARQL
+    compares strings). Stored as `kgv:LinkBlock`s (`_block_groups`), so that a page of a
+    concept's papers reads the blocks that reach the page, not every link (docs/model.md)."""
+    order: dict[str, list[tuple]] = {}
     for paper, (_, links) in edges_of.items():
-        key = (nodes[paper]["label"], iri_of(paper))
-        for _, c, e in links:
-            by_concept.setdefault(c, []).append((-float(e["score"]), *key, paper))
-    ranks = {}
-    for c, links in by_concept.items():
-        links.sort()
-        ranks.update(((paper, c), rank) for rank, (*_, paper) in enumerate(links, start=1))
-    return ranks
+        name, paper_iri = nodes[paper]["label"], iri_of(paper)[1:-1]
+        for rank, c, e in links:
+            key = (-float(e["score"]), name, nodes[c]["label"], paper_iri, iri_of(c)[1:-1], paper, rank)
+            for above in ancestors(c):
+                order.setdefault(above, []).append((above != c, *key))
+    return {c: [(paper, rank) for *_, paper, rank in sorted(keys)] for c, keys in order.items()}
+
+
+def _block_groups(v: _Vocab, node: str, links: list[tuple[str, int]]) -> list[_Group]:
+    """A concept's links in order (`_concept_links`) as `kgv:LinkBlock`s of `LINK_BLOCK`
+    links: ``kg:link-block/<concept>/<n>`` (n from 0), with its concept (``kgv:blockOf``), the
+    place of its first link (``kgv:firstPlace``, from 1) and a ``kgv:link`` to each of its
+    assignments."""
+    local, s, kgv = node.partition(":")[2], v.iri_of(node), v.kgv
+    groups = []
+    for n, first in enumerate(range(0, len(links), LINK_BLOCK)):
+        members = links[first:first + LINK_BLOCK]
+        groups.append((v.N(f"{v.base}link-block/{local}/{n}"), v.about_block + (kgv["link"],) * len(members),
+                       (kgv["LinkBlock"], s, v.integer(first + 1), *(v.assignment_iri(p, r) for p, r in members))))
+    return groups
 
 
 _KIND_ORDER = {"concept": 0, "paper": 1, "venue": 2}

@@ -13,6 +13,7 @@ from kg.errors import KGError
 
 DEFAULT_BASE = "https://example.org/kg/"
 VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
+LINK_BLOCK = 100  # the links of a concept's kgv:LinkBlock (a page of papers-of-concept reads the blocks that reach it)
 CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net", "gitee.com")
 
 
@@ -54,7 +55,10 @@ class KGV(DefinedNamespace):
     person: URIRef
     position: URIRef
     journalRef: URIRef
-    conceptRank: URIRef
+    LinkBlock: URIRef
+    blockOf: URIRef
+    firstPlace: URIRef
+    link: URIRef
     labelOrder: URIRef
     cluster: URIRef
     clusterRank: URIRef

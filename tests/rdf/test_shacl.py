@@ -57,6 +57,11 @@ def assignment(pid: str, rank: int) -> URIRef:
     return KG[f"assignment/{pid}/{rank}"]
 
 
+def block(slug: str, n: int = 0) -> URIRef:
+    """The *n*th kgv:LinkBlock of a concept's links (from 0)."""
+    return KG[f"link-block/{slug}/{n}"]
+
+
 OPT = concept("optimization")
 ZOO = concept("zeroth-order-optimization")
 SZOO = concept("stochastic-zeroth-order-optimization")
@@ -115,10 +120,13 @@ def _orphan_person(g: Graph) -> None:
 
 # (id, mutation, a phrase the report must contain)
 BREAKAGES = [
-    ("conceptRank-missing", lambda g: g.remove((A11, KGV.conceptRank, None)), "exactly one kgv:conceptRank"),
-    ("conceptRank-twice", lambda g: _set(g, assignment(P1, 2), KGV.conceptRank, Literal(1)) or _set(g, assignment(P4, 2), KGV.conceptRank, Literal(1)),
-     "of its links have kgv:conceptRank 1"),
-    ("conceptRank-above-count", lambda g: _set(g, A11, KGV.conceptRank, Literal(3)), "kgv:conceptRank 3 but the concept has 2 papers"),
+    ("block-link-missing", lambda g: g.remove((block("zeroth-order-optimization"), KGV.link, A11)),
+     "it is in 0 kgv:LinkBlocks of https://example.org/kg/concept/zeroth-order-optimization"),
+    ("block-link-elsewhere", lambda g: g.add((block("large-language-model"), KGV.link, A11)),
+     "is to neither its concept nor one below it"),
+    ("block-first-place", lambda g: _set(g, block("optimization"), KGV.firstPlace, Literal(2)),
+     "kgv:firstPlace 2 but its concept's blocks before it hold 0 links"),
+    ("block-of-nothing", lambda g: g.remove((block("optimization"), KGV.blockOf, None)), "kgv:blockOf exactly one skos:Concept"),
     ("labelOrder-missing", lambda g: g.remove((OPT, KGV.labelOrder, None)), "exactly one kgv:labelOrder"),
     ("labelOrder-twice", lambda g: _set(g, OPT, KGV.labelOrder, Literal(1)), "is also that of"),
     ("doi-not-iri", lambda g: g.add((paper(P2), SDO.sameAs, Literal("10.5555/x.1"))), "schema:sameAs of a paper is its"),

@@ -243,6 +243,28 @@ def test_every_page_is_the_slice_of_every_row(store, query):
     assert checked  # some pages have rows: the slices compared are not all empty
 
 
+def test_pages_of_a_concept_read_its_link_blocks_in_order(store, graph, tmp_path, monkeypatch):
+    """papers-of-concept's pages read a concept's kgv:LinkBlocks: with blocks of 2 links (so a
+    concept's links span several, and those below it start mid-block), every page is still the
+    slice of the whole answer, and the whole answer is that of the store with blocks of 100."""
+    import kg.rdf.statements as statements
+
+    monkeypatch.setattr(statements, "LINK_BLOCK", 2)
+    path = tmp_path / "graph.ttl"
+    path.write_text(serialize(to_rdf(graph), "turtle"), encoding="utf-8")
+    small = load_store(path)
+    blocks = run_query(small, "PREFIX kgv: <https://example.org/kg/vocab#> "
+                              "SELECT (COUNT(*) AS ?n) WHERE { ?b kgv:blockOf <https://example.org/kg/concept/optimization> }")
+    assert int(blocks.rows[0][0]) >= 3  # its links span three blocks or more
+    for binds in (["label=optimization"], ["label=Language Model"], [concept("federated-learning")]):
+        every = run(small, "papers-of-concept", [*binds, "limit=0"])
+        assert every.rows == run(store, "papers-of-concept", [*binds, "limit=0"]).rows
+        assert len(every.rows) >= 2, binds  # more than one block of 2 to read, or a whole one
+        for limit, offset in [*PAGES, (1, 2), (2, 2), (3, 1)]:
+            page = run(small, "papers-of-concept", [*binds, f"limit={limit}", f"offset={offset}"])
+            assert page.rows == every.rows[offset:offset + limit], (binds, limit, offset)
+
+
 def test_the_default_page_is_100_rows_and_a_bad_page_is_an_error(store):
     canned = read_query(QUERIES / "papers-of-concept.rq")
     assert canned.paged and paged_text(canned, split_page(canned, [])[0]).endswith("\nLIMIT 100\n")
