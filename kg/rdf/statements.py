@@ -392,8 +392,8 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
         about.append((kgv["clusterRank"], integer(d["cluster_rank"])))
     about += v.words(d["label"], *d.get("alt_labels", []))
     about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
-    groups = [_group(s, dict.fromkeys(about))]
-    groups += _block_groups(v, node, nodes.concept_links.get(node, ()))
+    held, blocks = _block_groups(v, node, nodes.concept_links.get(node, []))
+    groups = [_group(s, dict.fromkeys(about + held)), *blocks]
     for other, e in related:  # the evidence of each skos:related pair, once
         if node < other:
             groups.append((v.N(f"{v.base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), v.about_relation, (
@@ -440,18 +440,22 @@ def _concept_links(edges_of: dict, nodes: dict, ancestors, iri_of) -> dict[str, 
     return {c: [(paper, rank) for *_, paper, rank in sorted(keys)] for c, keys in order.items()}
 
 
-def _block_groups(v: _Vocab, node: str, links: list[tuple[str, int]]) -> list[_Group]:
-    """A concept's links in order (`_concept_links`) as `kgv:LinkBlock`s of `LINK_BLOCK`
-    links: ``kg:link-block/<concept>/<n>`` (n from 0), with its concept (``kgv:blockOf``), the
-    place of its first link (``kgv:firstPlace``, from 1) and a ``kgv:link`` to each of its
-    assignments."""
+def _block_groups(v: _Vocab, node: str, links: list[tuple[str, int]]) -> tuple[list[tuple[str, str]], list[_Group]]:
+    """Where a concept's links (`_concept_links`, its own and those below it) are listed for
+    papers-of-concept: up to `LINK_BLOCK` of them by the concept itself, a ``kgv:link`` to each
+    (about), and more as `kgv:LinkBlock`s of `LINK_BLOCK` in order (groups):
+    ``kg:link-block/<concept>/<n>`` (n from 0) with its concept (``kgv:blockOf``), the place of
+    its first link (``kgv:firstPlace``, from 1) and a ``kgv:link`` to each of its assignments."""
+    link = v.kgv["link"]
+    if len(links) <= LINK_BLOCK:
+        return [(link, v.assignment_iri(p, r)) for p, r in links], []
     local, s, kgv = node.partition(":")[2], v.iri_of(node), v.kgv
     groups = []
     for n, first in enumerate(range(0, len(links), LINK_BLOCK)):
         members = links[first:first + LINK_BLOCK]
-        groups.append((v.N(f"{v.base}link-block/{local}/{n}"), v.about_block + (kgv["link"],) * len(members),
+        groups.append((v.N(f"{v.base}link-block/{local}/{n}"), v.about_block + (link,) * len(members),
                        (kgv["LinkBlock"], s, v.integer(first + 1), *(v.assignment_iri(p, r) for p, r in members))))
-    return groups
+    return [], groups
 
 
 _KIND_ORDER = {"concept": 0, "paper": 1, "venue": 2}

@@ -120,13 +120,9 @@ def _orphan_person(g: Graph) -> None:
 
 # (id, mutation, a phrase the report must contain)
 BREAKAGES = [
-    ("block-link-missing", lambda g: g.remove((block("zeroth-order-optimization"), KGV.link, A11)),
-     "it is in 0 kgv:LinkBlocks of https://example.org/kg/concept/zeroth-order-optimization"),
-    ("block-link-elsewhere", lambda g: g.add((block("large-language-model"), KGV.link, A11)),
-     "is to neither its concept nor one below it"),
-    ("block-first-place", lambda g: _set(g, block("optimization"), KGV.firstPlace, Literal(2)),
-     "kgv:firstPlace 2 but its concept's blocks before it hold 0 links"),
-    ("block-of-nothing", lambda g: g.remove((block("optimization"), KGV.blockOf, None)), "kgv:blockOf exactly one skos:Concept"),
+    ("link-unlisted", lambda g: g.remove((ZOO, KGV.link, A11)), "it is listed 0 times for https://example.org/kg/concept/zeroth-order-optimization"),
+    ("link-listed-elsewhere", lambda g: g.add((LLM, KGV.link, A11)), "is to neither its concept nor one below it"),
+    ("link-from-a-paper", lambda g: g.add((paper(P2), KGV.link, A11)), "only a skos:Concept or a kgv:LinkBlock has kgv:link"),
     ("labelOrder-missing", lambda g: g.remove((OPT, KGV.labelOrder, None)), "exactly one kgv:labelOrder"),
     ("labelOrder-twice", lambda g: _set(g, OPT, KGV.labelOrder, Literal(1)), "is also that of"),
     ("doi-not-iri", lambda g: g.add((paper(P2), SDO.sameAs, Literal("10.5555/x.1"))), "schema:sameAs of a paper is its"),
@@ -243,6 +239,46 @@ BREAKAGES = [
     ("mentionCount-missing", lambda g: g.remove((MEMORY, KGV.mentionCount, None)), "kgv:mentionCount is stated exactly on the kgv:generic"),
     ("mentionCount-on-specific", lambda g: g.add((OPT, KGV.mentionCount, Literal(2))), "kgv:mentionCount is stated exactly on the kgv:generic"),
 ]
+
+
+# Breakages of the kgv:LinkBlocks, in the fixture's RDF with blocks of 2 links (a concept with more
+# than 2 links, its own and those below it, has blocks; with kg's 100, none of the fixture's has)
+BLOCK_BREAKAGES = [
+    ("block-link-missing", lambda g: g.remove((block("optimization", 1), KGV.link, None)), "it is listed 0 times for"),
+    ("block-link-twice", lambda g: g.addN((block("optimization", n), KGV.link, A11, g) for n in (0, 1)),
+     "times for https://example.org/kg/concept/optimization, not once"),
+    ("block-and-list", lambda g: g.add((OPT, KGV.link, A11)), "it has kgv:LinkBlocks and lists links itself too"),
+    ("block-first-place", lambda g: _set(g, block("optimization"), KGV.firstPlace, Literal(2)),
+     "kgv:firstPlace 2 but its concept's blocks before it hold 0 links"),
+    ("block-of-nothing", lambda g: g.remove((block("optimization"), KGV.blockOf, None)), "kgv:blockOf exactly one skos:Concept"),
+]
+
+
+@pytest.fixture(scope="module")
+def blocked_rdf() -> Graph:
+    import kg.rdf.statements as statements
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(statements, "LINK_BLOCK", 2)
+        return to_rdf(fixture_graph())
+
+
+def test_blocked_fixture_conforms(blocked_rdf, shapes):
+    assert len(set(blocked_rdf.subjects(RDF.type, KGV.LinkBlock))) >= 3
+    conforms, text = validate(blocked_rdf, shapes)
+    assert conforms, text
+
+
+@pytest.mark.parametrize("mutate,expected", [pytest.param(m, e, id=i) for i, m, e in BLOCK_BREAKAGES])
+def test_block_breakage_is_caught(blocked_rdf, shapes, mutate, expected):
+    broken = Graph()
+    for triple in blocked_rdf:
+        broken.add(triple)
+    mutate(broken)
+    assert set(broken) != set(blocked_rdf), "the mutation changed nothing"
+    conforms, text = validate(broken, shapes)
+    assert not conforms
+    assert expected in text, text
 
 
 @pytest.mark.parametrize("mutate,expected", [pytest.param(m, e, id=i) for i, m, e in BREAKAGES])
