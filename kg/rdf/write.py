@@ -138,15 +138,27 @@ def _turtle_forms(terms: _Terms, names: dict[str, str]) -> tuple[dict[str, str],
     import pyoxigraph as ox
 
     asked = [*terms.iris, *(key for key in terms.literals if key.endswith(">"))]  # a typed literal's ends with its datatype
-    nt = "".join([f"<urn:kg:s> <urn:kg:p{i & 1}> {key} .\n" for i, key in enumerate(asked)]).encode("utf-8")
-    out = ox.serialize(ox.parse(nt, format=ox.RdfFormat.N_TRIPLES, lenient=True), format=ox.RdfFormat.TURTLE, prefixes=names)
-    *lines, body = out.decode("utf-8").split("\n", len(names))
-    pieces = re.split(r" ;\n\t<urn:kg:p[01]> ", body.removeprefix("<urn:kg:s> <urn:kg:p0> ").removesuffix(" .\n"))
-    if not all(line.startswith("@prefix ") for line in lines) or len(pieces) != len(asked) \
-            or not body.startswith("<urn:kg:s> <urn:kg:p0> "):
-        raise KGError("unexpected Turtle from pyoxigraph: not the @prefix lines and then one term a line")
-    forms = {key: _plain(form, key, terms) for key, form in zip(asked, pieces)}
+    forms: dict[str, str] = {}
+    lines: list[str] = []
+    for start in range(0, len(asked) or 1, _FORMS_AT_ONCE):  # a slice at a time: its texts are not all held at once
+        keys = asked[start:start + _FORMS_AT_ONCE]
+        nt = "".join([f"<urn:kg:s> <urn:kg:p{i & 1}> {key} .\n" for i, key in enumerate(keys)]).encode("utf-8")
+        out = ox.serialize(ox.parse(nt, format=ox.RdfFormat.N_TRIPLES, lenient=True), format=ox.RdfFormat.TURTLE, prefixes=names)
+        del nt
+        *lines, body = out.decode("utf-8").split("\n", len(names))
+        del out
+        pieces = re.split(r" ;\n\t<urn:kg:p[01]> ", body.removeprefix("<urn:kg:s> <urn:kg:p0> ").removesuffix(" .\n"))
+        if not all(line.startswith("@prefix ") for line in lines) or len(pieces) != len(keys) \
+                or not body.startswith("<urn:kg:s> <urn:kg:p0> "):
+            raise KGError("unexpected Turtle from pyoxigraph: not the @prefix lines and then one term a line")
+        del body
+        forms.update((key, _plain(form, key, terms)) for key, form in zip(keys, pieces))
     return forms, "".join(line + "\n" for line in sorted(lines)) + "\n"
+
+
+# Terms whose Turtle forms `_turtle_forms` asks Oxigraph for in one serialization: at 10,000 papers
+# there are ~500,000, and asking for all at once held ~85 MB of texts at the build's peak.
+_FORMS_AT_ONCE = 20_000
 
 
 # A prefixed name every Turtle reader takes (rdflib, Jena, Raptor, Turtle 1.0 and 1.1): ASCII
