@@ -232,9 +232,8 @@ class _Nodes:
     """What the statements of one node need to know of the others: every node's data, neighbours
     and kind; the concepts some concept is broader than; each paper's venues and its concepts by
     rank (rank, concept, edge data); each concept's links and those below it in papers-of-concept's
-    order, as (paper, rank) (`_concept_links`); each node's place in label order; the people and each paper's authors (`kg.graph.people`); the
-    papers under each concept (`kg.graph.stats.papers_under`); and the scheme and extraction
-    activity IRIs."""
+    order, as (paper, rank) (`_concept_links`); each node's place in label order; the people and
+    each paper's authors (`kg.graph.people`); and the scheme and extraction activity IRIs."""
 
     data: dict[str, dict]
     adj: dict[str, dict]
@@ -246,7 +245,6 @@ class _Nodes:
     label_order: dict[str, int]
     persons: dict
     authors_of: dict
-    under: dict[str, set[str]]
     scheme: str
     activity: str
 
@@ -303,7 +301,7 @@ def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[_Group], str, str]:
 def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
     """The `_Nodes` of *G*."""
     from kg.graph.people import people
-    from kg.graph.stats import ancestry, papers_under
+    from kg.graph.stats import ancestry
 
     data = dict(G.nodes(data=True))  # plain dicts: networkx's views cost a call per item
     adj = dict(G.adjacency())
@@ -322,10 +320,9 @@ def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
             edges_of[node] = venues, links
     concepts_of = {paper: [c for _, c, _ in links] for paper, (_, links) in edges_of.items()}
     persons, authors_of = people(G)
-    under = papers_under(G, [(paper, c) for paper, found in concepts_of.items() for c in found])  # linked to a concept or below it
     links = _concept_links(edges_of, data, ancestry(G), v.iri_of)
     return _Nodes(data, adj, kinds, broader, edges_of, concepts_of, links,
-                  _label_order(kinds, data, v.iri_of), persons, authors_of, under, scheme, activity)
+                  _label_order(kinds, data, v.iri_of), persons, authors_of, scheme, activity)
 
 
 def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
@@ -384,7 +381,8 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
         if d.get("generic"):
             about.append((kgv["mentionCount"], integer(d.get("mentions", 0))))
     if node in nodes.broader:
-        about.append((kgv["paperCountWithNarrower"], integer(len(nodes.under.get(node, ())))))
+        # the papers linked to it or to a concept below it (kg.graph.stats.papers_under): those of its links
+        about.append((kgv["paperCountWithNarrower"], integer(len({p for p, _ in nodes.concept_links.get(node, [])}))))
     about += [(skos["broader"], v.iri_of(b)) for b in d.get("broader", [])]
     related = sorted([(other, e) for other, e in nodes.adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
     about += [(skos["related"], v.iri_of(other)) for other, _ in related]
