@@ -13,6 +13,7 @@ import heapq
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain
@@ -40,23 +41,25 @@ from kg.text.identifiers import arxiv_iri, doi_iri, orcid_iri
 def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[tuple[Any, Any]]]]:
     """Every RDF statement of *G*, as (subject, [(predicate, object), ...]) groups of Oxigraph
     terms: the one place that says which triples exist (`to_rdf` reads it, `rdf_files` reads
-    the same groups with each term as its N-Triples text: `_statement_groups`).
+    the same groups, a slice at a time, with each term as its N-Triples text: `_Statements`).
 
     Each subject has one group, without repeated statements; the order depends only on the
     content (subjects by node id, a paper's assignments after it by rank), never on the order
     the graph was built in. IRIs depend only on content ids.
     """
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
-    groups, terms = _statement_groups(G, base)
     made: dict[str, Any] = {}  # one Oxigraph term for each text
+    out = []
+    for groups, terms in _Statements(G, base).chunks():
 
-    def term(key: str):
-        found = made.get(key)
-        if found is None:
-            found = made[key] = terms.term(key)
-        return found
+        def term(key: str):
+            found = made.get(key)
+            if found is None:
+                found = made[key] = terms.term(key)
+            return found
 
-    return [(term(s), [(term(p), term(o)) for p, o in zip(ps, os)]) for s, ps, os in groups]
+        out += [(term(s), [(term(p), term(o)) for p, o in zip(ps, os)]) for s, ps, os in groups]
+    return out
 
 
 _Group = tuple[str, tuple[str, ...], tuple[str, ...]]  # subject, predicates, objects (the nth object is the nth predicate's)
@@ -64,7 +67,7 @@ _Group = tuple[str, tuple[str, ...], tuple[str, ...]]  # subject, predicates, ob
 
 class _Terms:
     """The terms of a graph's statements, each written as its N-Triples text (a term has one,
-    and no other term has it, so the text stands for the term in `_statement_groups`): the
+    and no other term has it, so the text stands for the term in `_Statements`): the
     IRIs (`iris`) and each literal's value, language tag and datatype IRI (`literals`).
     Oxigraph checks each term as it comes (an invalid IRI raises ValueError) and writes its text."""
 
@@ -76,6 +79,19 @@ class _Terms:
         self.literals: dict[str, tuple[str, str | None, str | None]] = {}
         self._tags: dict[str, str] = {}  # language tag -> its text after a literal's, as Oxigraph writes it
         self._types: dict[str, Any] = {}  # datatype IRI -> its Oxigraph term
+        self._base: tuple[frozenset[str], dict] = (frozenset(), {})
+
+    def keep(self) -> None:
+        """Make the terms made so far (the vocabulary's) part of every slice `take` gives."""
+        self._base = (frozenset(self.iris), dict(self.literals))
+
+    def take(self) -> _Terms:
+        """The terms made since the last `take` (with those `keep` kept), as a `_Terms` of their
+        own; from now on this one holds only the kept ones again."""
+        taken = _Terms.__new__(_Terms)
+        taken.__dict__.update(self.__dict__)
+        self.iris, self.literals = set(self._base[0]), dict(self._base[1])
+        return taken
 
     def iri(self, iri: str) -> str:
         """The IRI *iri*."""
@@ -179,7 +195,7 @@ class _Vocab:
         self.word_iris: dict[str, str] = {}
         self._node_iris: dict[str, str] = {}
         self._integers: dict[int, str] = {}
-        self._decimals: dict[str, str] = {}
+        self._decimals: dict[str, tuple[str, str]] = {}  # str(value) -> its term, its lexical form
 
     def iri_of(self, node: str) -> str:
         """A node's IRI: ``<base><kind>/<local>``."""
@@ -187,6 +203,8 @@ class _Vocab:
         if iri is None:
             kind, _, local = node.partition(":")
             iri = self._node_iris[node] = self.N(f"{self.base}{kind}/{local}")
+        else:
+            self.terms.iris.add(iri)  # (a slice's terms are those its statements name: `_Terms.take`)
         return iri
 
     def assignment_iri(self, paper: str, rank: int) -> str:
@@ -210,6 +228,8 @@ class _Vocab:
         iri = self.word_iris.get(word)
         if iri is None:
             iri = self.word_iris[word] = self.N(f"{self.base}word/{quote(word, safe='')}")
+        else:
+            self.terms.iris.add(iri)
         return iri
 
     def integer(self, value) -> str:
@@ -217,14 +237,19 @@ class _Vocab:
         term = self._integers.get(value)
         if term is None:
             term = self._integers[value] = self.typed(str(value), self.xsd["integer"])
+        elif term not in self.terms.literals:
+            self.terms.literals[term] = (str(value), None, self.xsd["integer"])
         return term
 
     def decimal(self, value: float) -> str:
         text = str(value)
-        term = self._decimals.get(text)
-        if term is None:
-            term = self._decimals[text] = self.typed(format(Decimal(text), "f"), self.xsd["decimal"])
-        return term
+        found = self._decimals.get(text)
+        if found is None:
+            lexical = format(Decimal(text), "f")
+            found = self._decimals[text] = (self.typed(lexical, self.xsd["decimal"]), lexical)
+        elif found[0] not in self.terms.literals:
+            self.terms.literals[found[0]] = (found[1], None, self.xsd["decimal"])
+        return found[0]
 
 
 @dataclass(frozen=True)
@@ -249,28 +274,54 @@ class _Nodes:
     activity: str
 
 
-def _statement_groups(G: nx.Graph, base: str) -> tuple[list[_Group], _Terms]:
+SLICE = 2000  # statement groups the RDF writers take at a time (a paper's and its links' are ~30)
+
+
+class _Statements:
     """The groups of `statements`, each term written as its N-Triples text, each group as
     (subject, predicates, objects) (groups of the same kind share their tuple of predicates),
-    and the `_Terms` those texts stand for."""
-    v = _Vocab(base)
-    groups, scheme, activity = _provenance_groups(v, G.graph)
-    nodes = _nodes(G, v, scheme=scheme, activity=activity)
-    makers = {"paper": _paper_groups, "concept": _concept_groups, "venue": _venue_groups}
-    for node in sorted(nodes.kinds):
-        make = makers.get(nodes.kinds[node])
-        if make is not None:
-            groups += make(v, nodes, node)
-    for pid, person in nodes.persons.items():  # the people who wrote the papers (kg.graph.people)
-        about = [(v.rdf_type, v.sdo["Person"]), (v.sdo["name"], v.text(" ".join(person.name.split())))]
-        if person.orcid:
-            about += [(v.sdo["identifier"], v.text(person.orcid)), (v.sdo["sameAs"], v.N(orcid_iri(person.orcid)))]
-        groups.append(_group(v.iri_of(pid), about))
-    groups += _cluster_groups(G, nodes.kinds, v.iri_of, v.cluster_iri,
+    given a slice at a time by `chunks` (as often as asked), each slice with the `_Terms` its
+    texts stand for: those of its own statements (a term of several slices is in each). So no
+    writer holds every statement, or every term's text, of the graph at once: at 10,000 papers
+    they came to ~230 MB. What every slice needs to know of the graph (`_Nodes`) is made once."""
+
+    def __init__(self, G: nx.Graph, base: str) -> None:
+        self._G = G
+        self._v = v = _Vocab(base)
+        self._provenance, scheme, activity = _provenance_groups(v, G.graph)
+        v.terms.keep()  # the predicates, classes, scheme and activity: in every slice
+        self._nodes = _nodes(G, v, scheme=scheme, activity=activity)
+
+    def chunks(self, size: int | None = None) -> Iterator[tuple[list[_Group], _Terms]]:
+        """Every group, in slices of about *size* groups (`SLICE`), each with its terms."""
+        v, nodes, size = self._v, self._nodes, size or SLICE
+        v.terms.take()  # (start from the kept terms: each slice names its own)
+        groups = list(self._provenance)
+        for more in self._groups(v, nodes):
+            groups += more
+            if len(groups) >= size:
+                yield groups, v.terms.take()
+                groups = []
+        yield groups, v.terms.take()
+
+    def _groups(self, v: _Vocab, nodes: _Nodes) -> Iterator[list[_Group]]:
+        """The groups of each node (by node id), person, cluster and label word, a few at a time."""
+        makers = {"paper": _paper_groups, "concept": _concept_groups, "venue": _venue_groups}
+        for node in sorted(nodes.kinds):
+            make = makers.get(nodes.kinds[node])
+            if make is not None:
+                yield make(v, nodes, node)
+        for pid, person in nodes.persons.items():  # the people who wrote the papers (kg.graph.people)
+            about = [(v.rdf_type, v.sdo["Person"]), (v.sdo["name"], v.text(" ".join(person.name.split())))]
+            if person.orcid:
+                about += [(v.sdo["identifier"], v.text(person.orcid)), (v.sdo["sameAs"], v.N(orcid_iri(person.orcid)))]
+            yield [_group(v.iri_of(pid), about)]
+        yield _cluster_groups(self._G, nodes.kinds, v.iri_of, v.cluster_iri,
                               {"type": v.rdf_type, "integer": v.integer, "tagged": v.tagged, **v.skos, **v.kgv})
-    about_word = (v.kgv["text"],)
-    groups += [(iri, about_word, (v.text(word),)) for word, iri in sorted(v.word_iris.items())]
-    return groups, v.terms
+        about_word = (v.kgv["text"],)
+        for word, iri in sorted(v.word_iris.items()):
+            v.terms.iris.add(iri)
+            yield [(iri, about_word, (v.text(word),))]
 
 
 def _group(s: str, about) -> _Group:
@@ -488,7 +539,7 @@ def _cluster_groups(G: nx.Graph, kinds: dict, iri_of, cluster_iri, terms: dict) 
     with its name (``skos:prefLabel``), its concepts (``skos:member``), their number
     (``kgv:conceptCount``) and the number of papers whose dominant cluster it is
     (``kgv:clusterPaperCount``). *terms*: the predicates, classes and literal makers of
-    `_statement_groups`."""
+    `_Statements`."""
     members: dict[int, list[str]] = {}
     for node, kind in kinds.items():
         if kind == "concept" and G.nodes[node].get("cluster") is not None:

@@ -12,7 +12,7 @@ import networkx as nx
 from rdflib import RDF, Graph
 
 from kg.errors import KGError
-from kg.rdf.statements import _XSD_INTEGER, _Group, _statement_groups, _Terms
+from kg.rdf.statements import _XSD_INTEGER, _Group, _Statements, _Terms
 from kg.rdf.vocabulary import DEFAULT_BASE, check_base, prefixes
 
 FORMATS = {"graph.nt": "nt", "graph.ttl": "turtle", "graph.jsonld": "json-ld"}  # in the order write_rdf writes them
@@ -46,29 +46,25 @@ def in_memory(write: Callable[[Callable], None]) -> dict[str, bytes]:
 
 
 def write_rdf(G: nx.Graph, open_output, *, base: str | None = None, written: Callable[[str], None] | None = None) -> None:
-    """Write each RDF output file of *G* (`rdf_files`), one after the other (``graph.nt``
-    first), to the binary file that ``open_output(name)`` (a context manager) gives: no file's
-    text is held whole in memory (at 10,000 papers the three come to ~400 MB). *written* is
-    called with each file's name once it is written (a store can load ``graph.nt`` meanwhile)."""
+    """Write each RDF output file of *G* (`rdf_files`) to the binary file that
+    ``open_output(name)`` (a context manager) gives, the three together from the statements a
+    slice at a time (`kg.rdf.statements._Statements`), so that neither a file's text (at 10,000
+    papers the three come to ~400 MB) nor every statement is held in memory. *written* is
+    called with each file's name once they are written (``graph.nt`` first)."""
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
-    groups, terms = _statement_groups(G, base)
+    statements = _Statements(G, base)
     names = prefixes(base)
-    writers = {
-        "graph.ttl": lambda f: _turtle(groups, terms, names, f),
-        "graph.nt": lambda f: _ntriples(groups, f),
-        "graph.jsonld": lambda f: _jsonld(groups, terms, names, f),
-    }
-    for name in FORMATS:
-        with open_output(name) as f:
-            writers[name](f)
-        if written is not None:
+    with open_output("graph.nt") as nt, open_output("graph.ttl") as ttl, open_output("graph.jsonld") as jsonld:
+        turtle, json_ld = _Turtle(names, ttl), _JsonLd(names, jsonld)
+        for groups, terms in statements.chunks():
+            _ntriples(groups, nt)
+            turtle.write(groups, terms)
+            json_ld.write(groups, terms)
+        turtle.close()
+        json_ld.close()
+    if written is not None:
+        for name in FORMATS:
             written(name)
-
-
-def _chunks(groups: list[_Group], size: int = 2000):
-    """*groups* in consecutive slices of *size*: the writers join and write a slice at a time."""
-    for start in range(0, len(groups), size):
-        yield groups[start:start + size]
 
 
 def _literally(text: str) -> str:
@@ -79,24 +75,29 @@ def _literally(text: str) -> str:
 def _ntriples(groups: list[_Group], f) -> None:
     """Write the statement *groups* (terms as N-Triples text) to *f* as N-Triples: a triple a
     line, as Oxigraph's serializer writes them."""
-    for chunk in _chunks(groups):
-        f.write("".join([f"{s} {p} {o} .\n" for s, ps, os in chunk for p, o in zip(ps, os)]).encode("utf-8"))
+    f.write("".join([f"{s} {p} {o} .\n" for s, ps, os in groups for p, o in zip(ps, os)]).encode("utf-8"))
 
 
-def _turtle(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> None:
-    """Write to *f* the Turtle that Oxigraph's serializer writes for the triples of the statement
-    *groups* with the *names* prefixes, its ``@prefix`` lines in name order (Oxigraph's own
-    order is that of a hash map).
+class _Turtle:
+    """Writes to *f* the Turtle that Oxigraph's serializer writes for the triples of statement
+    groups given a slice at a time (`write`), with the *names* prefixes, its ``@prefix`` lines
+    in name order (Oxigraph's own order is that of a hash map).
 
-    Oxigraph writes each IRI and typed literal (`_turtle_forms` asks it for them all at once)
-    and each plain or language-tagged literal as in N-Triples; its layout is kept here: a
+    Oxigraph writes each IRI and typed literal (`_turtle_forms` asks it for a slice's all at
+    once) and each plain or language-tagged literal as in N-Triples; its layout is kept here: a
     subject's next predicate after `` ;`` on a new line with a tab, a repeated predicate's
     next object after `` , ``, a subject's last statement ended by `` .``. The text of a
     group's statements comes from a template made once for its predicates."""
-    forms, head = _turtle_forms(terms, names)
-    predicates: dict[str, str] = {}
 
-    def template(ps: tuple[str, ...], last: str | None) -> str:
+    def __init__(self, names: dict[str, str], f) -> None:
+        self._names, self._f = names, f
+        self._predicates: dict[str, str] = {}
+        self._templates: dict[tuple[str, ...], str] = {}
+        self._head: str | None = None
+        self._last_s: str | None = None
+        self._last_p: str | None = None
+
+    def _template(self, ps: tuple[str, ...], last: str | None, terms: _Terms) -> str:
         """The text of statements of *ps* after their subject's, %s for each object; *last*:
         the predicate of the statement just before of the same subject, if any."""
         parts = []
@@ -104,30 +105,37 @@ def _turtle(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> No
             if p == last:
                 parts.append(" , %s")
                 continue
-            if p not in predicates:
-                predicates[p] = _literally(_turtle_predicate(terms.term(p), names))
-            parts.append((" ;\n\t" if last is not None else " ") + predicates[p] + " %s")
+            if p not in self._predicates:
+                self._predicates[p] = _literally(_turtle_predicate(terms.term(p), self._names))
+            parts.append((" ;\n\t" if last is not None else " ") + self._predicates[p] + " %s")
             last = p
         return "".join(parts)
 
-    templates: dict[tuple[str, ...], str] = {}
-    get = forms.get
-    last_s = last_p = None
-    for chunk in _chunks(groups):
+    def write(self, groups: list[_Group], terms: _Terms) -> None:
+        """Write the statement *groups* of one slice, whose terms are *terms*."""
+        forms, head = _turtle_forms(terms, self._names)
+        if self._head is None:
+            self._head = head
+        get, templates = forms.get, self._templates
+        last_s, last_p = self._last_s, self._last_p
         out = []
-        for s, ps, os in chunk:
+        for s, ps, os in groups:
             if not ps:
                 continue
-            if s == last_s:  # the subject goes on (each has one group: not from `_statement_groups`)
-                out.append(template(ps, last_p) % (*map(get, os, os),))
+            if s == last_s:  # the subject goes on (each has one group: not from `_Statements`)
+                out.append(self._template(ps, last_p, terms) % (*map(get, os, os),))
             else:
                 found = templates.get(ps)
                 if found is None:
-                    found = templates[ps] = "%s" + template(ps, None)
-                out += (" .\n" if last_s is not None else head, found % (get(s, s), *map(get, os, os)))
+                    found = templates[ps] = "%s" + self._template(ps, None, terms)
+                out += (" .\n" if last_s is not None else self._head, found % (get(s, s), *map(get, os, os)))
             last_s, last_p = s, ps[-1]
-        f.write("".join(out).encode("utf-8"))
-    f.write(b" .\n" if last_s is not None else b"\n")
+        self._last_s, self._last_p = last_s, last_p
+        self._f.write("".join(out).encode("utf-8"))
+
+    def close(self) -> None:
+        """End the last subject's statements."""
+        self._f.write(b" .\n" if self._last_s is not None else b"\n")
 
 
 def _turtle_forms(terms: _Terms, names: dict[str, str]) -> tuple[dict[str, str], str]:
@@ -190,63 +198,71 @@ def _turtle_predicate(p, names: dict[str, str]) -> str:
     return form if form == "a" or form.startswith("<") or _PLAIN_NAME.fullmatch(form) else f"<{p.value}>"
 
 
-def _jsonld(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> None:
-    """Write to *f* compact JSON-LD of the statement *groups*: a ``@context`` of the *names* prefixes and one
-    node object a line in ``@graph``. Integers are JSON numbers; other typed literals say their type.
+class _JsonLd:
+    """Writes to *f* compact JSON-LD of statement groups given a slice at a time (`write`): a
+    ``@context`` of the *names* prefixes and one node object a line in ``@graph``. Integers are
+    JSON numbers; other typed literals say their type.
 
     A node object is the text the JSON encoder writes for it (keys sorted, no spaces, each
     key's values in a list), put together from the JSON text of each term's value by a
     template made once for its predicates."""
 
-    encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False).encode
-    quote = json.encoder.encode_basestring  # what `encode` writes for a str
-    compact = _compactor(names)
-    literals, iris = terms.literals, terms.iris
-    rdf_type = f"<{RDF.type}>"
+    def __init__(self, names: dict[str, str], f) -> None:
+        self._encode = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), check_circular=False).encode
+        self._compact = _compactor(names)
+        self._rdf_type = f"<{RDF.type}>"
+        self._templates: dict[tuple[str, ...], tuple[str, tuple[int, ...], tuple[int, ...]]] = {}
+        self._ids: dict[str, str] = {}  # IRI -> the JSON text of its compact form (as an @type)
+        self._separator = "\n"
+        self._f = f
+        head = self._encode({"@context": dict(sorted(names.items()))})
+        f.write((head[:-1] + ',"@graph":[').encode("utf-8"))
 
-    class Values(dict):
-        """The JSON text of each term's value, made when first asked for."""
+    def _values(self, terms: _Terms) -> dict[str, str]:
+        """The JSON text of the value of each of *terms* (by N-Triples text), made when first asked for."""
+        encode, compact, quote = self._encode, self._compact, _QUOTE
+        literals, iris = terms.literals, terms.iris
 
-        def __missing__(self, key: str) -> str:
-            if key in iris:
-                self[key] = text = '{"@id":' + quote(compact(key[1:-1])) + "}"  # as `encode` writes {"@id": ...}
+        class Values(dict):
+            def __missing__(self, key: str) -> str:
+                if key in iris:
+                    self[key] = text = '{"@id":' + quote(compact(key[1:-1])) + "}"  # as `encode` writes {"@id": ...}
+                    return text
+                value, language, datatype = literals[key]
+                if language is not None:
+                    text = encode({"@value": value, "@language": language})
+                elif datatype == _XSD_INTEGER and re.fullmatch(r"-?[1-9][0-9]{0,14}|0", value):
+                    text = encode(int(value))
+                else:
+                    text = encode({"@value": value, "@type": compact(datatype)})
+                self[key] = text
                 return text
-            value, language, datatype = literals[key]
-            if language is not None:
-                text = encode({"@value": value, "@language": language})
-            elif datatype == _XSD_INTEGER and re.fullmatch(r"-?[1-9][0-9]{0,14}|0", value):
-                text = encode(int(value))
-            else:
-                text = encode({"@value": value, "@type": compact(datatype)})
-            self[key] = text
-            return text
 
-    values = Values({key: quote(value) for key, (value, language, datatype) in literals.items()
-                     if language is None and datatype is None})  # strings, most read once: at C speed
-    ids: dict[str, str] = {}  # IRI -> the JSON text of its compact form (as an @type)
+        return Values({key: quote(value) for key, (value, language, datatype) in literals.items()
+                       if language is None and datatype is None})  # strings, most read once: at C speed
 
-    def template(ps: tuple[str, ...]) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    def _template(self, ps: tuple[str, ...]) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
         """The node object of statements of *ps*: its text with %s for each value, the
         values' places among (@id, object of each statement), and the places of the rdf:type
         statements' objects (whose value is written as an @type)."""
+        encode = self._encode
         fields: dict[str, list[int]] = {"@id": [0]}
         for i, p in enumerate(ps, 1):
-            fields.setdefault("@type" if p == rdf_type else compact(p[1:-1]), []).append(i)
+            fields.setdefault("@type" if p == self._rdf_type else self._compact(p[1:-1]), []).append(i)
         fields = dict(sorted(fields.items()))
         text = ",".join(['"@id":%s' if key == "@id" else f"{_literally(encode(key))}:[{','.join(['%s'] * len(at))}]"
                          for key, at in fields.items()])
         return "{" + text + "}", tuple(chain.from_iterable(fields.values())), tuple(fields.get("@type", ()))
 
-    templates: dict[tuple[str, ...], tuple[str, tuple[int, ...], tuple[int, ...]]] = {}
-    head = encode({"@context": dict(sorted(names.items()))})
-    f.write((head[:-1] + ',"@graph":[').encode("utf-8"))
-    separator = "\n"
-    for chunk in _chunks(groups):
+    def write(self, groups: list[_Group], terms: _Terms) -> None:
+        """Write the node objects of the statement *groups* of one slice, whose terms are *terms*."""
+        values, templates, ids, compact, quote = self._values(terms), self._templates, self._ids, self._compact, _QUOTE
+        separator = self._separator
         out = []
-        for s, ps, os in chunk:
+        for s, ps, os in groups:
             found = templates.get(ps)
             if found is None:
-                found = templates[ps] = template(ps)
+                found = templates[ps] = self._template(ps)
             text, places, types = found
             texts = [quote(compact(s[1:-1])), *map(values.__getitem__, os)]
             for i in types:
@@ -254,8 +270,15 @@ def _jsonld(groups: list[_Group], terms: _Terms, names: dict[str, str], f) -> No
                 texts[i] = ids.get(o) or ids.setdefault(o, quote(compact(o[1:-1])))
             out += (separator, text % (*map(texts.__getitem__, places),))
             separator = ",\n"
-        f.write("".join(out).encode("utf-8"))
-    f.write(b"\n\n]}\n" if separator == "\n" else b"\n]}\n")
+        self._separator = separator
+        self._f.write("".join(out).encode("utf-8"))
+
+    def close(self) -> None:
+        """End ``@graph`` and the document."""
+        self._f.write(b"\n\n]}\n" if self._separator == "\n" else b"\n]}\n")
+
+
+_QUOTE = json.encoder.encode_basestring  # what the JSON encoder writes for a str
 
 
 def _compactor(names: dict[str, str]) -> Callable[[str], str]:

@@ -1,0 +1,40 @@
+"""The RDF files are written from the statements a slice at a time (kg.rdf.statements._Statements):
+where the slices fall changes no byte."""
+
+import pytest
+from fixture_graph import fixture_graph
+from rdflib import Graph
+from rdflib.compare import isomorphic
+
+import kg.rdf.statements
+from kg.rdf.statements import _Statements, statements, to_rdf
+from kg.rdf.write import rdf_files
+
+
+@pytest.mark.parametrize("size", [1, 2, 7])
+def test_the_rdf_files_are_the_same_bytes_whatever_the_slices(monkeypatch, size):
+    G = fixture_graph()
+    whole, whole_statements = rdf_files(G), [(str(s), [(str(p), str(o)) for p, o in about]) for s, about in statements(G)]
+    assert len(list(_Statements(G, G.graph["base_iri"]).chunks())) == 1  # the fixture is one slice by default
+    monkeypatch.setattr(kg.rdf.statements, "SLICE", size)
+    assert len(list(_Statements(G, G.graph["base_iri"]).chunks())) > 10
+    assert rdf_files(G) == whole
+    assert [(str(s), [(str(p), str(o)) for p, o in about]) for s, about in statements(G)] == whole_statements
+
+
+def test_each_slice_holds_the_terms_of_its_own_statements_only():
+    G = fixture_graph()
+    seen = []
+    for groups, terms in _Statements(G, G.graph["base_iri"]).chunks(3):
+        named = {t for s, ps, os in groups for t in (s, *ps, *os)}
+        assert named <= terms.iris | set(terms.literals)  # every term a writer looks up is there
+        seen.append(len(terms.iris) + len(terms.literals))
+    assert max(seen) < sum(seen) / 2  # no slice holds (nearly) every term
+
+
+def test_the_three_files_are_one_graph():
+    G = fixture_graph()
+    files = rdf_files(G)
+    expected = to_rdf(G)
+    for name, fmt in (("graph.nt", "nt"), ("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
+        assert isomorphic(Graph().parse(data=files[name].decode("utf-8"), format=fmt), expected), name
