@@ -15,6 +15,21 @@ Two parts, each printing a table and (with ``--json``) writing its figures:
   triples, the size of every output and of the store.
 
 Run: ``.venv/bin/python -m benchmarks.scaling [--sizes 1000 5000 10000] [--sample 500] [--json FILE]``.
+
+With ``--synthetic``, a third part alone (issue 24): **peak memory per process** of builds of
+10,000 / 20,000 / 40,000 abstracts (``--sizes``; corpora of any size, `synthetic_rows`: a
+sample of the ML abstracts, and beyond their 43,596 new ones recombined from their
+sentences), each built by ``kg.build(..., embedder=HashEmbedder(), executor=..., store=True)``
+in a subprocess as a user's build runs (the real spaCy candidates, ranking, merge, graph, RDF,
+views and store; fake vectors), once cold and once warm (the extraction from the cache, every
+stage after it again). While it runs, every process under it is sampled every 0.2 s and given
+a role (`process_role`): the client, the Dask workers, the forked writer of the views, the
+store loader, the model process. Per size: wall time, the time after extraction, each role's
+peak, triples and concepts; then the client's peak against N (least squares, bytes per
+abstract) and its ratio to the smallest size's.
+
+Run: ``.venv/bin/python -m benchmarks.scaling --synthetic [--sizes 10000 20000 40000]
+[--executor dask-local:2] [--work DIR] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -291,11 +306,12 @@ def _mib(b: float | None) -> str:
 ROLES = ("client", "dask worker", "views writer (fork)", "store loader", "model process")
 
 
-def synthetic(sizes: list[int], work: Path, executor: str, *, warm: bool = True) -> dict:
+def synthetic(sizes: list[int], work: Path, executor: str, *, warm: bool = True, saved=None) -> dict:
     """For each size: a corpus (`synthetic_rows`), a cold build with the tests' hashing embedder
     on *executor* and a warm rebuild (extraction from the cache; graph.nt and stats.json deleted
     so that every stage after extraction runs again), each in a subprocess with every process's
-    peak memory (`watch`); then the client's growth against N."""
+    peak memory (`watch`); then the client's growth against N. *saved* (if given) is called with
+    the rows so far after each size, so that a long run stopped early keeps what it measured."""
     pool = ml_abstracts(10**9)
     print(f"  pool: {len(pool):,} distinct ML abstracts; executor {executor}", flush=True)
     rows = []
@@ -318,6 +334,8 @@ def synthetic(sizes: list[int], work: Path, executor: str, *, warm: bool = True)
         row["store_mib"] = _du(out / "store") / 2**20
         row |= {f"{name}_mib": (out / name).stat().st_size / 2**20 for name in ("graph.nt", "graph.json", "graph.html")}
         rows.append(row)
+        if saved:
+            saved({"executor": executor, "sizes": rows})
     report = {"executor": executor, "sizes": rows}
     phase = "warm" if warm else "cold"
     ns = [r["abstracts"] for r in rows]
@@ -394,10 +412,14 @@ def main(argv: list[str] | None = None) -> int:
         report["command"] = ["python", "-m", "benchmarks.scaling", *(sys.argv[1:] if argv is None else argv)]
         report["load_average_start"] = os.getloadavg()
         print(f"== synthetic corpora (seed {SEED}), kg.build with the hashing embedder, peak memory per process", flush=True)
-        report["synthetic"] = synthetic(args.sizes or [10000, 20000, 40000], args.work, args.executor)
-        report["load_average_end"] = os.getloadavg()
-        if args.json:
-            args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+        def saved(part: dict) -> None:
+            if args.json:
+                args.json.write_text(json.dumps(report | {"synthetic": part, "load_average_end": os.getloadavg()}, indent=2) + "\n",
+                                     encoding="utf-8")
+
+        report["synthetic"] = synthetic(args.sizes or [10000, 20000, 40000], args.work, args.executor, saved=saved)
+        saved(report["synthetic"])
         return 0
     if not args.skip_extraction:
         print("== extraction per worker (real model, 1 torch thread)", flush=True)
