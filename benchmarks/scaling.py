@@ -15,6 +15,21 @@ Two parts, each printing a table and (with ``--json``) writing its figures:
   triples, the size of every output and of the store.
 
 Run: ``.venv/bin/python -m benchmarks.scaling [--sizes 1000 5000 10000] [--sample 500] [--json FILE]``.
+
+With ``--synthetic``, a third part alone (issue 24): **peak memory per process** of builds of
+10,000 / 20,000 / 40,000 abstracts (``--sizes``; corpora of any size, `synthetic_rows`: a
+sample of the ML abstracts, and beyond their 43,596 new ones recombined from their
+sentences), each built by ``kg.build(..., embedder=HashEmbedder(), executor=..., store=True)``
+in a subprocess as a user's build runs (the real spaCy candidates, ranking, merge, graph, RDF,
+views and store; fake vectors), once cold and once warm (the extraction from the cache, every
+stage after it again). While it runs, every process under it is sampled every 0.2 s and given
+a role (`process_role`): the client, the Dask workers, the forked writer of the views, the
+store loader, the model process. Per size: wall time, the time after extraction, each role's
+peak, triples and concepts; then the client's peak against N (least squares, bytes per
+abstract) and its ratio to the smallest size's.
+
+Run: ``.venv/bin/python -m benchmarks.scaling --synthetic [--sizes 10000 20000 40000]
+[--executor dask-local:2] [--work DIR] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -24,6 +39,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -103,9 +119,286 @@ def stages_after_extraction(sizes: list[int], work: Path) -> list[dict]:
     return rows
 
 
+
+# --- synthetic corpora of any size, with per-process peak memory (issue 24) -----------------
+
+SEED = 20261202
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+_SYNTH_BUILD = """
+import sys, time, json, os, resource
+sys.path[:0] = [{root!r}, {tests!r}]
+from support import HashEmbedder
+import kg
+marks, done = {{}}, [0]
+t0 = time.perf_counter()
+def on_start(report):
+    marks["read"] = time.perf_counter() - t0
+    marks["papers"] = len(report.papers)
+def progress(n):
+    done[0] += n
+    if "extracted" not in marks and done[0] >= marks.get("papers", float("inf")):
+        marks["extracted"] = time.perf_counter() - t0
+r = kg.build([{corpus!r}], {out!r}, embedder=HashEmbedder(), executor={executor!r}, store=True,
+             on_start=on_start, progress=progress)
+seconds = time.perf_counter() - t0
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+cpu = os.times()
+print(json.dumps({{"seconds": seconds, "read_s": marks.get("read"), "extracted_s": marks.get("extracted"),
+                  "extraction": r.extraction, "papers": r.stats["papers"], "concepts": r.stats["concepts"],
+                  "duplicates_merged": r.stats.get("input", {{}}).get("duplicates_merged"),
+                  "vmhwm_kib": int(status["VmHWM"].split()[0]), "cpu_s": cpu.user + cpu.system,
+                  "children_maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}}))
+"""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(" ".join(text.split())) if s]
+
+
+def _recombined(pool: list[dict], count: int, rng, taken: set[str]) -> list[dict]:
+    """*count* new abstracts, each the opening sentences of one real abstract and the closing
+    ones of another (a third's middle sentence between them when both are short), with a
+    title of its own; none equal to one in *taken* (kg's reader merges equal abstracts)."""
+    split = [(r, _sentences(r["abstract"])) for r in pool]
+    split = [(r, s) for r, s in split if len(s) >= 2]
+    out: list[dict] = []
+    while len(out) < count:
+        (a, sa), (b, sb), (_, sc) = rng.sample(split, 3)
+        head = sa[: max(1, len(sa) // 2)]
+        tail = sb[len(sb) // 2 :]
+        middle = [rng.choice(sc)] if len(head) + len(tail) < 5 else []
+        text = " ".join(head + middle + tail)
+        key = " ".join(text.lower().split())
+        if key in taken or len(text.split()) < 20:
+            continue
+        taken.add(key)
+        i = len(out)
+        out.append({"id": f"synthetic-{i:06d}", "title": f"{a.get('title') or 'Untitled'}, revisited ({i})",
+                    "abstract": text, "venue": b.get("venue"), "year": a.get("year")})
+    return out
+
+
+def synthetic_rows(n: int, pool: list[dict] | None = None, seed: int = SEED) -> list[dict]:
+    """A deterministic corpus of *n* abstracts from *pool* (default: every distinct ML abstract,
+    `ml_abstracts`): a random sample of the real rows when there are enough, else all of them
+    (shuffled) and new abstracts recombined from their sentences (`_recombined`) for the rest."""
+    import random
+
+    pool = ml_abstracts(10**9) if pool is None else pool
+    rng = random.Random(seed)
+    if n <= len(pool):
+        return rng.sample(pool, n)
+    rows = rng.sample(pool, len(pool))
+    taken = {" ".join(r["abstract"].lower().split()) for r in rows}
+    return rows + _recombined(pool, n - len(pool), rng, taken)
+
+
+def _status(pid: int) -> tuple[int, int] | None:
+    """(VmRSS, VmHWM) of *pid* in bytes, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def process_role(cmdline: list[str], ppid: int, client_pid: int, client_cmdline: list[str]) -> str:
+    """What a process of the build is, from its command line and parent."""
+    text = " ".join(cmdline)
+    if "_store_main" in text:
+        return "store loader"
+    if "_model_process_main" in text:
+        return "model process"
+    if "resource_tracker" in text:
+        return "multiprocessing resource tracker"
+    if "spawn_main" in text or "--multiprocessing-fork" in text:
+        return "dask worker"
+    if "distributed.cli" in text or "dask-scheduler" in text or "dask scheduler" in text:
+        return "dask scheduler"
+    if cmdline == client_cmdline and ppid == client_pid:
+        return "views writer (fork)"
+    name = Path(cmdline[0]).name if cmdline else "?"
+    return f"other ({name})"
+
+
+def watch(proc: subprocess.Popen, interval: float = 0.2) -> dict:
+    """Peak memory of *proc* (the client) and of every process under it, sampled every
+    *interval* seconds until it ends, by role (`process_role`): for each role the largest
+    process's sampled RSS and its kernel high-water mark (VmHWM, read at the same time; a
+    process that execs starts a new one), how many processes had it, and the peak of all
+    processes' RSS summed (pages a fork shares with its parent count in both)."""
+    import psutil
+
+    client = psutil.Process(proc.pid)
+    client_cmd = client.cmdline()
+    seen: dict[tuple[int, float], dict] = {}
+    total_peak = samples = 0
+    while proc.poll() is None:
+        try:
+            procs = [client, *client.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            break
+        total = 0
+        for p in procs:
+            try:
+                cmd, ppid, key = p.cmdline(), p.ppid(), (p.pid, p.create_time())
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+            mem = _status(p.pid)
+            if mem is None:
+                continue
+            role = "client" if p.pid == client.pid else process_role(cmd, ppid, client.pid, client_cmd)
+            rec = seen.get(key)
+            if rec is None or rec["role"] != role:  # new, or it has exec'd: a new high-water mark
+                rec = seen[key] = {"pid": p.pid, "role": role, "cmd": " ".join(cmd)[:200], "rss": 0, "hwm": 0,
+                                   "first": time.perf_counter()}
+            rec["rss"], rec["hwm"] = max(rec["rss"], mem[0]), max(rec["hwm"], mem[1])
+            rec["last"] = time.perf_counter()
+            total += mem[0]
+        total_peak, samples = max(total_peak, total), samples + 1
+        time.sleep(interval)
+    roles: dict[str, dict] = {}
+    for rec in seen.values():
+        r = roles.setdefault(rec["role"], {"processes": 0, "rss_peak": 0, "hwm_peak": 0, "seconds": 0.0})
+        r["processes"] += 1
+        r["rss_peak"], r["hwm_peak"] = max(r["rss_peak"], rec["rss"]), max(r["hwm_peak"], rec["hwm"])
+        r["seconds"] = max(r["seconds"], rec["last"] - rec["first"])
+    return {"roles": roles, "all_processes_rss_peak": total_peak, "samples": samples}
+
+
+def _synthetic_build(corpus: Path, out: Path, executor: str) -> dict:
+    code = _SYNTH_BUILD.format(root=str(ROOT), tests=str(ROOT / "tests"), corpus=str(corpus), out=str(out), executor=executor)
+    load = os.getloadavg()[0]
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import threading
+
+    outputs: dict = {}
+    reader = threading.Thread(target=lambda: outputs.update(zip(("stdout", "stderr"), proc.communicate())), daemon=True)
+    reader.start()  # the pipes drained while the main thread samples
+    peaks = watch(proc)
+    reader.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"build of {corpus} failed ({proc.returncode}):\n{outputs.get('stderr', '')[-3000:]}")
+    result = json.loads(outputs["stdout"].strip().splitlines()[-1])
+    return result | peaks | {"load_average_start": load, "load_average_end": os.getloadavg()[0]}
+
+
+def _fit(xs: list[float], ys: list[float]) -> dict:
+    """Least-squares slope (and intercept) of *ys* on *xs*, and the log-log exponent."""
+    import math
+
+    if len(xs) < 2:
+        return {}
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mlx, mly = sum(lx) / len(lx), sum(ly) / len(ly)
+    exponent = sum((a - mlx) * (b - mly) for a, b in zip(lx, ly)) / sum((a - mlx) ** 2 for a in lx)
+    return {"slope_bytes_per_abstract": slope, "intercept_bytes": my - slope * mx, "loglog_exponent": exponent}
+
+
+def _mib(b: float | None) -> str:
+    return "-" if not b else f"{b / 2**20:,.0f}"
+
+
+ROLES = ("client", "dask worker", "views writer (fork)", "store loader", "model process")
+
+
+def synthetic(sizes: list[int], work: Path, executor: str, *, warm: bool = True, saved=None) -> dict:
+    """For each size: a corpus (`synthetic_rows`), a cold build with the tests' hashing embedder
+    on *executor* and a warm rebuild (extraction from the cache; graph.nt and stats.json deleted
+    so that every stage after extraction runs again), each in a subprocess with every process's
+    peak memory (`watch`); then the client's growth against N. *saved* (if given) is called with
+    the rows so far after each size, so that a long run stopped early keeps what it measured."""
+    pool = ml_abstracts(10**9)
+    print(f"  pool: {len(pool):,} distinct ML abstracts; executor {executor}", flush=True)
+    rows = []
+    for n in sizes:
+        corpus = work / f"synthetic-{n}"
+        write_jsonl(synthetic_rows(n, pool), corpus / "abstracts.jsonl")
+        out = work / f"synthetic-out-{n}"
+        shutil.rmtree(out, ignore_errors=True)
+        row: dict = {"abstracts": n, "corpus": str(corpus), "out": str(out)}
+        row["cold"] = _synthetic_build(corpus, out, executor)
+        _print_build(n, "cold", row["cold"])
+        if warm:
+            for name in ("graph.nt", "stats.json"):  # force the full rebuild (not the unchanged shortcut)
+                (out / name).unlink(missing_ok=True)
+            row["warm"] = _synthetic_build(corpus, out, executor)
+            _print_build(n, "warm", row["warm"])
+        with (out / "graph.nt").open("rb") as f:
+            row["triples"] = sum(1 for _ in f)
+        row["concepts"] = row["cold"]["concepts"]
+        row["store_mib"] = _du(out / "store") / 2**20
+        row |= {f"{name}_mib": (out / name).stat().st_size / 2**20 for name in ("graph.nt", "graph.json", "graph.html")}
+        rows.append(row)
+        if saved:
+            saved({"executor": executor, "sizes": rows})
+    report = {"executor": executor, "sizes": rows}
+    phase = "warm" if warm else "cold"
+    ns = [r["abstracts"] for r in rows]
+    report["client_fit"] = {
+        f"{phase}_vmhwm": _fit(ns, [r[phase]["vmhwm_kib"] * 1024 for r in rows]),
+        "cold_vmhwm": _fit(ns, [r["cold"]["vmhwm_kib"] * 1024 for r in rows]),
+    }
+    report["client_ratio_to_smallest"] = {str(r["abstracts"]): r[phase]["vmhwm_kib"] / rows[0][phase]["vmhwm_kib"] for r in rows}
+    print_synthetic(report)
+    return report
+
+
+def _print_build(n: int, phase: str, b: dict) -> None:
+    after = b["seconds"] - (b.get("extracted_s") or 0)
+    roles = ", ".join(f"{k} {_mib(v['hwm_peak'])}" + (f" (x{v['processes']})" if v["processes"] > 1 else "")
+                      for k, v in sorted(b["roles"].items()))
+    print(f"  {n:>7,} {phase}: {b['seconds']:7.1f} s ({after:6.1f} s after extraction; {b['extraction']}), "
+          f"client VmHWM {b['vmhwm_kib'] / 1024:,.0f} MiB; peaks (VmHWM, MiB): {roles} (load {b['load_average_end']:.1f})", flush=True)
+
+
+def print_synthetic(report: dict) -> None:
+    """The table: per size, timing and counts, then peak memory per role (MiB, VmHWM as sampled;
+    the client's as it read it itself at the end), cold and warm; then the client's fit."""
+    rows = report["sizes"]
+    print("\n| abstracts | wall, cold | of it after extraction | warm rebuild | of it after extraction | extraction abstracts/s | triples | concepts |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        c, w = r["cold"], r.get("warm")
+        ext = c["extracted_s"] - c["read_s"] if c.get("extracted_s") and c.get("read_s") is not None else None
+        warm = f"{w['seconds']:.1f} s | {w['seconds'] - w['extracted_s']:.1f} s" if w else "- | -"
+        print(f"| {r['abstracts']:,} | {c['seconds']:.1f} s | {c['seconds'] - c['extracted_s']:.1f} s | {warm} | "
+              f"{r['abstracts'] / ext if ext else float('nan'):.1f} | {r['triples']:,} | {r['concepts']:,} |")
+    print("\n| abstracts | build | client (VmHWM) | client sampled | largest dask worker | views writer (fork) | store loader | model process | other | all processes summed |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        for phase in ("cold", "warm"):
+            b = r.get(phase)
+            if not b:
+                continue
+            roles = b["roles"]
+            cells = [_mib(b["vmhwm_kib"] * 1024), _mib(roles.get("client", {}).get("rss_peak"))]
+            for role in ROLES[1:]:
+                v = roles.get(role)
+                cells.append(_mib(v["hwm_peak"]) + (f" (x{v['processes']})" if v and v["processes"] > 1 else "") if v else "-")
+            other = [f"{k} {_mib(v['hwm_peak'])}" for k, v in roles.items() if k not in ROLES]
+            cells += [", ".join(other) or "-", _mib(b["all_processes_rss_peak"])]
+            print(f"| {r['abstracts']:,} | {phase} | " + " | ".join(cells) + " |")
+    for name, fit in report["client_fit"].items():
+        if fit:
+            print(f"\nclient peak ({name}) against N: {fit['slope_bytes_per_abstract']:,.0f} bytes per abstract "
+                  f"(intercept {_mib(fit['intercept_bytes'])} MiB), log-log exponent {fit['loglog_exponent']:.2f}")
+    print("client peak / the smallest size's (same run): "
+          + ", ".join(f"{n}: {x:.2f}" for n, x in report["client_ratio_to_smallest"].items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scaling", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="*", type=int, default=[1000, 5000, 10000])
+    parser.add_argument("--sizes", nargs="*", type=int, default=None,
+                        help="corpus sizes (default 1000 5000 10000; with --synthetic 10000 20000 40000)")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="only the synthetic part: corpora of any size, cold and warm builds with the hashing "
+                             "embedder, peak memory per process (issue 24)")
+    parser.add_argument("--executor", default="dask-local:2", help="with --synthetic: the build's executor")
     parser.add_argument("--sample", type=int, default=500, help="abstracts for the per-worker extraction figure")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench-scaling"))
     parser.add_argument("--skip-extraction", action="store_true")
@@ -115,6 +408,19 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     report: dict = {"machine": machine()}
     print(f"machine: {report['machine']}")
+    if args.synthetic:
+        report["command"] = ["python", "-m", "benchmarks.scaling", *(sys.argv[1:] if argv is None else argv)]
+        report["load_average_start"] = os.getloadavg()
+        print(f"== synthetic corpora (seed {SEED}), kg.build with the hashing embedder, peak memory per process", flush=True)
+
+        def saved(part: dict) -> None:
+            if args.json:
+                args.json.write_text(json.dumps(report | {"synthetic": part, "load_average_end": os.getloadavg()}, indent=2) + "\n",
+                                     encoding="utf-8")
+
+        report["synthetic"] = synthetic(args.sizes or [10000, 20000, 40000], args.work, args.executor, saved=saved)
+        saved(report["synthetic"])
+        return 0
     if not args.skip_extraction:
         print("== extraction per worker (real model, 1 torch thread)", flush=True)
         report["extraction_per_worker"] = []
@@ -124,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"per 1,000, peak {e['peak_mib']:.0f} MiB (load {e['load_average']:.1f})", flush=True)
             report["extraction_per_worker"].append(e)
     print("== stages after extraction (one process), by corpus size", flush=True)
-    report["stages_after_extraction"] = stages_after_extraction(args.sizes, args.work)
+    report["stages_after_extraction"] = stages_after_extraction(args.sizes or [1000, 5000, 10000], args.work)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
