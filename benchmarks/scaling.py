@@ -288,15 +288,13 @@ def _synthetic_build(corpus: Path, out: Path, executor: str) -> dict:
 def _fit(xs: list[float], ys: list[float]) -> dict:
     """Least-squares slope (and intercept) of *ys* on *xs*, and the log-log exponent."""
     import math
+    from statistics import linear_regression
 
     if len(xs) < 2:
         return {}
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
-    mlx, mly = sum(lx) / len(lx), sum(ly) / len(ly)
-    exponent = sum((a - mlx) * (b - mly) for a, b in zip(lx, ly)) / sum((a - mlx) ** 2 for a in lx)
-    return {"slope_bytes_per_abstract": slope, "intercept_bytes": my - slope * mx, "loglog_exponent": exponent}
+    slope, intercept = linear_regression(xs, ys)
+    exponent = linear_regression([math.log(x) for x in xs], [math.log(y) for y in ys]).slope
+    return {"slope_bytes_per_abstract": slope, "intercept_bytes": intercept, "loglog_exponent": exponent}
 
 
 def _mib(b: float | None) -> str:
