@@ -145,12 +145,14 @@ def build_graph(
 
 def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None:
     """Concept-concept edges with the number of papers that share both (the bipartite
-    projection of *concepts_of*, each paper's concept nodes), marked as `_related` says.
+    projection of *concepts_of*, each paper's concept nodes), marked as `_related` says; only
+    among the concepts `_projected` keeps.
 
     The pairs are counted with numpy, and the edges added in the order of their sorted
     (concept, concept) pairs, so each concept's new neighbours follow in sorted order."""
     import numpy as np
 
+    concepts_of = _projected(G, concepts_of)
     names = sorted({c for found in concepts_of.values() for c in found})
     position = {c: i for i, c in enumerate(names)}  # in sorted order, as the pairs are
     by_size: dict[int, list[list[int]]] = {}  # a paper's sorted concept positions, by their number
@@ -176,6 +178,24 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None
     data = [{"kind": "cooccurs", "count": c, "association": s, "related": r}
             for c, s, r in zip(count.tolist(), association.tolist(), related.tolist())]
     G.add_edges_from(zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
+
+
+def _projected(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> Mapping[str, list[str]]:
+    """*concepts_of* (each paper's concept nodes) with only the concepts whose co-occurrences the
+    graph keeps: all of them while fewer than `MAP_MIN_CONCEPTS` concepts have `MAP_MIN_PAPERS`
+    papers (a small corpus, whose map those of one paper fill), else only those.
+
+    A concept of one paper co-occurs once with each other concept of its paper: most of the pairs
+    (docs/model.md), none of them related (that needs two shared papers) or on the
+    map, and each already said by the paper's two subject edges. Kept, they made the graph's size
+    grow with the pairs within papers rather than with the concepts."""
+    from kg.graph.cooccurrence import MAP_MIN_CONCEPTS, MAP_MIN_PAPERS
+
+    nodes = G.nodes
+    shared = {c for found in concepts_of.values() for c in found if nodes[c]["papers"] >= MAP_MIN_PAPERS}
+    if len(shared) < MAP_MIN_CONCEPTS:
+        return concepts_of
+    return {p: [c for c in found if c in shared] for p, found in concepts_of.items()}
 
 
 RELATED_MIN_COOCCURRENCES = 2
