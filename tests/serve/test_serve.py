@@ -329,6 +329,46 @@ def test_both_store_loaders_load_every_triple_and_leave_a_readable_store(tmp_pat
     assert len(list(store.query("SELECT ?c WHERE { ?c a <http://www.w3.org/2004/02/skos/core#Concept> }"))) >= 5
 
 
+def test_the_store_loaded_in_pieces_holds_what_a_whole_load_holds(tmp_path, monkeypatch):
+    """graph.nt is bulk-loaded in pieces (the loader's memory follows the piece): with pieces of
+    a few lines, the store holds exactly the triples of one load of the whole file."""
+    from kg.sparql import store as serve
+
+    build = _write_build(fixture_graph(), tmp_path / "out")
+    nt = build / "graph.nt"
+    whole = ox.Store()
+    whole.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
+    monkeypatch.setattr(serve, "_PIECE_BYTES", 2_000)
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    triples = serve._load_in_process(folder, nt=nt)
+    assert nt.stat().st_size > 20 * 2_000  # so the file was loaded in many pieces
+    store = ox.Store.read_only(str(folder / "data"))
+    assert triples == len(whole) == len(store)
+    assert sorted(map(str, store)) == sorted(map(str, whole))
+
+
+def test_a_graph_nt_with_blank_nodes_is_loaded_whole_so_they_stay_one_node(tmp_path, monkeypatch):
+    """Each bulk load gives a file's blank nodes new names: a file that has them (kg writes none,
+    but a graph.nt may come from elsewhere) is loaded whole, so that ``_:b`` on two lines far
+    apart stays one node."""
+    from kg.sparql import store as serve
+
+    lines = ["_:b <http://example.org/p> <http://example.org/first> ."]
+    lines += [f"<http://example.org/s{i}> <http://example.org/p> \"{'x' * 80} {i}\" ." for i in range(200)]
+    lines += ["<http://example.org/last> <http://example.org/q> _:b ."]
+    nt = tmp_path / "graph.nt"
+    nt.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(serve, "_PIECE_BYTES", 1_000)
+    folder = tmp_path / "store"
+    folder.mkdir()
+    assert serve._load_in_process(folder, nt=nt) == 202
+    store = ox.Store.read_only(str(folder / "data"))
+    rows = list(store.query("SELECT ?b WHERE { ?b <http://example.org/p> <http://example.org/first> . "
+                            "<http://example.org/last> <http://example.org/q> ?b }"))
+    assert len(rows) == 1
+
+
 def test_a_served_store_is_not_reloaded_under_its_server(small_build, tmp_path):
     build = tmp_path / "busy"
     shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
