@@ -82,7 +82,7 @@ class Candidate:
     position: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Keyphrase:
     """A ranked keyphrase of one paper."""
 
@@ -91,7 +91,7 @@ class Keyphrase:
     rank: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PaperKeyphrases:
     """The keyphrases of one paper, best first, and the acronyms its text defines."""
 

@@ -19,7 +19,7 @@ from kg.text.files import Diagnostic, Warnings, too_long
 __all__ = ["Author", "Diagnostic", "Notes", "Record", "Source", "name_key", "records_of", "shown", "year_in"]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Source:
     """Where a paper was read: a file and its paragraph (text), row (JSON Lines, CSV, the Nth
     work of a JSON file) or line (where a BibTeX entry or RIS record starts), 1-based."""
@@ -42,7 +42,7 @@ def where(source: Source) -> str:
     return f"line {source.line}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Author:
     """An author as the input names them, in byline order: a name, and an ORCID iD when given
     (checked: `kg.text.identifiers.check_orcid`)."""

@@ -67,7 +67,7 @@ ONE_PER_LINE_MIN_WORDS = 30
 MAX_NAMED_SKIPS = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Paper:
     """One paper: the abstract as given, its cleaned text, and what the input said of it."""
 
@@ -564,10 +564,11 @@ def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnosti
         pid = paper_id(record.abstract)
         known = papers.get(pid)
         if known is None:
+            text = record.text if record.text is not None else clean_text(record.abstract)
             papers[pid] = Paper(
                 id=pid,
                 abstract=record.abstract,
-                text=record.text if record.text is not None else clean_text(record.abstract),
+                text=record.abstract if text == record.abstract else text,  # one string when cleaning changed nothing
                 title=record.title,
                 venue=record.venue,
                 year=record.year,
