@@ -11,6 +11,7 @@ import gc
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -502,6 +503,17 @@ def build(
             gc.enable()
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _check_not_url(out) -> None:
+    """Stop before any work when *out* is a URL (``s3://bucket/kg``, ``file:///tmp/kg``): kg
+    writes into a local folder, and as a path the URL would quietly become one (``s3:/bucket/kg``)."""
+    if isinstance(out, str) and _URL.match(out):
+        raise OutputError(f"{out}: a URL; kg build writes its outputs into a local folder (writing them to "
+                          "object storage is not supported): build into a folder, then copy it there")
+
+
 def _check_output_folder(out: Path, paths: Sequence[str | os.PathLike] = ()) -> None:
     """Stop at once, before any work, when *out* cannot be the output folder: a file, one of the
     input folders *paths* (its outputs would be read as input next time), or a folder that cannot
@@ -564,6 +576,7 @@ def _build(paths, out, options: _Options) -> BuildResult:
     if given != settings.precision:  # its vectors would be cached under the other precision's key
         raise ValueError(f"the embedder given runs the model in {given}, the settings ask for {settings.precision}")
     spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
+    _check_not_url(out)
     out = Path(out)
     _check_output_folder(out, paths)
     lock, made = _lock_output_folder(out)

@@ -257,6 +257,18 @@ def test_an_output_folder_whose_path_is_not_utf8_is_refused_before_any_work(run_
     assert not os.path.exists(out)
 
 
+@pytest.mark.parametrize("url", ["s3://bucket/kg", "file:///tmp/kg-out", "gs://b/x"])
+def test_an_output_url_is_one_clear_error_before_any_work_not_a_folder_named_after_it(run_cli, tmp_path, monkeypatch, url):
+    """As a path, ``s3://bucket/kg`` would become the folder ``s3:/bucket/kg``; kg says it writes
+    into a local folder, before it reads an input."""
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("build", str(tmp_path / "missing.txt"), "--out", url)  # the input is never read
+    assert result.code == 5 and result.err == (f"error: {url}: a URL; kg build writes its outputs into a local folder "
+                                               "(writing them to object storage is not supported): build into a "
+                                               "folder, then copy it there\n"), result.err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_output_folder_that_is_the_input_folder_is_refused_before_any_work(run_cli, tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
