@@ -369,11 +369,12 @@ class _Options:
     executor: object
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Merged:
     """What extraction and the merge made, for `_write`: the read *report* and its *papers*, their
     keyphrases (*found*, *cached* of them from the cache), the concept *index*, the manifest *key*
-    (None without the cache), the model's name and the settings' *fingerprint*."""
+    (None without the cache), the model's name and the settings' *fingerprint*. `_write` drops
+    the per-paper parts (`release`) once the graph and the views no longer need them."""
 
     report: ReadReport
     papers: Sequence[Paper]
@@ -383,6 +384,11 @@ class _Merged:
     key: str | None
     model_name: str
     fingerprint: str
+
+    def release(self) -> None:
+        """Drop the papers, their keyphrases, the report and the index: the RDF writer that
+        runs next then reuses their memory instead of adding to it."""
+        self.report = self.papers = self.found = self.index = None
 
 
 def _runner(executor, models, todo: int):
@@ -634,7 +640,9 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
     finally:
         if models is not None:
             models.close()
-    return _write(out, options, _Merged(report, papers, found, cached, index, key, model_name, fingerprint), lock=lock)
+    merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint)
+    del report, papers, found, index  # held by *merged* alone, which `_write` releases
+    return _write(out, options, merged, lock=lock)
 
 
 def _paper_labels(papers: Sequence[Paper], found: Sequence[PaperKeyphrases], index) -> dict[str, str]:
@@ -712,6 +720,9 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
     committed = False
     try:
         side = _Forked(views)
+        n_papers = len(papers)
+        papers = report = None  # the views are written (or being written by the fork, which has its
+        merged.release()  # own copy): the RDF comes from G alone
         from kg.rdf.write import write_rdf
 
         def rdf_written(name: str) -> None:
@@ -756,7 +767,7 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
             loading.discard()
         raise
     return BuildResult(stats, tuple(warnings), Path(out), tuple(files),
-                       extraction={"computed": len(papers) - merged.cached, "from_cache": merged.cached}, _graph=G)
+                       extraction={"computed": n_papers - merged.cached, "from_cache": merged.cached}, _graph=G)
 
 
 def _warning_counts(report: ReadReport, built: Sequence[Diagnostic]) -> Counter:
