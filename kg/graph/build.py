@@ -110,7 +110,7 @@ def build_graph(
                 G.add_node(v, kind="venue", label=p.venue)
             G.add_edge(node, v, kind="venue", year=p.year)
     assignment = index.assignment
-    subject: list[tuple[str, str, dict]] = []  # (paper node, concept node, edge data), in the order found
+    subject: list[tuple[str, str, object]] = []  # (paper node, concept node, keyphrase), in the order found
     concepts_of: dict[str, list[str]] = {}  # paper node -> its concept nodes
     for found in keyphrases:
         node = paper_nodes.get(found.paper_id) or paper_node(found.paper_id)
@@ -125,9 +125,10 @@ def build_graph(
                 linked = concepts_of.setdefault(node, [])
             if target in linked:  # two phrases of one paper joined one concept: keep the best
                 continue
-            subject.append((node, target, {"kind": "subject", "score": k.score, "rank": k.rank, "phrase": k.phrase}))
+            subject.append((node, target, k))
             linked.append(target)
-    G.add_edges_from(subject)
+    # each edge's data made as it is added (networkx copies it): not a second dict per link held meanwhile
+    G.add_edges_from((n, t, {"kind": "subject", "score": k.score, "rank": k.rank, "phrase": k.phrase}) for n, t, k in subject)
     papers_linked = Counter(target for _, target, _ in subject)
     for node in concept_nodes.values():  # paper counts as linked in the graph (only papers link to concepts yet)
         G.nodes[node]["papers"] = papers_linked[node]
@@ -177,8 +178,8 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None
     exact, which = np.unique(count / np.sqrt(papers[first] * papers[second]), return_inverse=True)
     association = np.array([round(x, 4) for x in exact.tolist()])[which.ravel()]
     related = _related(first, second, count, association)
-    data = [{"kind": "cooccurs", "count": c, "association": s, "related": r}
-            for c, s, r in zip(count.tolist(), association.tolist(), related.tolist())]
+    data = ({"kind": "cooccurs", "count": c, "association": s, "related": r}  # made as added (networkx copies each)
+            for c, s, r in zip(count.tolist(), association.tolist(), related.tolist()))
     G.add_edges_from(zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
 
 
