@@ -71,14 +71,13 @@ def build_graph(
     """
     G = nx.Graph()
     G.graph.update(dict(metadata or {}))
-    concept_nodes: dict[str, str] = {}  # concept id -> its node, the very key of G's dicts
+    # concept id -> its node, the very key of G's dicts (and the one string of each name in them)
+    concept_nodes = {c.id: concept_node(c.id) for c in index.concepts}
     generic: set[str] = set()  # the nodes of generic concepts: no paper's subject (kg.concepts.specificity)
-    for c in index.concepts:
-        concept_nodes[c.id] = concept_node(c.id)
     for c in index.concepts:
         node = concept_nodes[c.id]
         G.add_node(node, kind="concept", label=c.label, alt_labels=list(c.alt_labels), papers=len(c.papers), key=c.key,
-                   broader=[concept_nodes.get(b) or concept_node(b) for b in c.broader])  # one string per node name
+                   broader=[concept_nodes.get(b) or concept_node(b) for b in c.broader])
         if c.specificity is not None:
             G.nodes[node].update(specificity=c.specificity, generic=c.generic)
             if c.generic:

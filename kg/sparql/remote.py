@@ -64,6 +64,11 @@ _IRI = re.compile(r'[a-zA-Z][a-zA-Z0-9+.-]*:[^<>"{}|^`\\\x00-\x20]*')
 _BNODE = re.compile(rb"^_:|\s_:\S+\s*\.\s*$")
 
 
+def has_blank_node(lines: Iterable[bytes]) -> bool:
+    """Whether any of the N-Triples *lines* has a blank node as its subject or object."""
+    return any(_BNODE.search(line.rstrip()) for line in lines)
+
+
 # --------------------------------------------------------------------------------------------
 # Endpoints and HTTP
 
@@ -280,7 +285,7 @@ def _plan(nt: Path, max_triples: int, max_bytes: int) -> tuple[int, int, bool]:
     for batch in _batches(_triple_lines(nt), max_triples, max_bytes):
         triples += len(batch)
         batches += 1
-        bnodes = bnodes or any(_BNODE.search(line.rstrip()) for line in batch)
+        bnodes = bnodes or has_blank_node(batch)
     return triples, batches, bnodes
 
 

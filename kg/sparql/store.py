@@ -173,7 +173,6 @@ def _same_library(version: str) -> bool:
 
 
 _PIECE_BYTES = 16 << 20  # graph.nt is bulk-loaded this many bytes (of whole lines) at a time
-_BNODE = re.compile(rb"^_:|\s_:\S+\s*\.\s*$")  # a line with a blank node as subject or object
 
 
 def _bulk_load_pieces(store, nt: Path) -> bool:
@@ -183,10 +182,12 @@ def _bulk_load_pieces(store, nt: Path) -> bool:
     its own blank nodes, so a file that has them must be loaded whole (kg writes none)."""
     import pyoxigraph as ox
 
+    from kg.sparql.remote import has_blank_node
+
     with nt.open("rb") as f:
         while lines := f.readlines(_PIECE_BYTES):
             piece = b"".join(lines)
-            if b"_:" in piece and any(_BNODE.search(line.rstrip()) for line in lines):
+            if b"_:" in piece and has_blank_node(lines):
                 return False
             store.bulk_load(input=piece, format=ox.RdfFormat.N_TRIPLES)
     return True
