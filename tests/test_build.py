@@ -151,3 +151,14 @@ def test_graph_json_is_the_node_link_data_encoded_whole_for_odd_values_too(seeds
     odd.add_edge("venue:v", "concept:c", kind="other", count=True, n=10**20)
     assert graph_to_json(odd) == _node_link_json(odd)
     assert graph_to_json(nx.Graph()) == _node_link_json(nx.Graph())
+    # links made in order (kg.graph.io._sorted_links): endpoints added in every order, self-loops, isolated nodes
+    import random
+
+    rng = random.Random(7)
+    names = [f"concept:{rng.randrange(10**6):06d}" for _ in range(60)]
+    shuffled = nx.Graph()
+    for _ in range(400):
+        u, v = rng.choice(names), rng.choice(names)
+        shuffled.add_edge(u, v, kind="cooccurs", count=rng.randrange(5))
+    shuffled.add_nodes_from(["concept:alone", "concept:0"], kind="concept")
+    assert graph_to_json(shuffled) == _node_link_json(shuffled)
