@@ -4,6 +4,7 @@ networkx) and ``map.json`` (VOSviewer Online's JSON map format). docs/model.md l
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections import defaultdict
@@ -16,13 +17,27 @@ _PALETTE = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 
 
 
 def map_graph(G: nx.Graph) -> nx.Graph:
-    """The map as a graph of its own, for `write_gexf`: the placed concepts, the papers and the
-    venues with plain attributes (``kind``, ``label``, ``cluster``, ``papers``, ``year``, ...)
-    and a ``viz`` position, colour and size; the co-occurrence and broader links among the
+    """The map as a graph of its own (what `write_gexf` writes): the placed concepts, the papers
+    and the venues with plain attributes (``kind``, ``label``, ``cluster``, ``papers``, ``year``,
+    ...) and a ``viz`` position, colour and size; the co-occurrence and broader links among the
     placed concepts (``weight``: papers sharing both) and the papers' links to them and to their
     venues. Nodes and edges in sorted order."""
+    placed = _placed(G)
     H = nx.Graph()
-    placed = {n for n, d in G.nodes(data=True) if "x" in d and (d.get("kind") != "concept" or "cluster" in d)}
+    H.add_nodes_from(_map_nodes(G, placed))
+    H.add_edges_from(_map_edges(G, placed))
+    return H
+
+
+_MAP_LINKS = ("cooccurs", "subject", "venue")  # the kinds of G's edges that are the map's links
+
+
+def _placed(G: nx.Graph) -> set[str]:
+    return {n for n, d in G.nodes(data=True) if "x" in d and (d.get("kind") != "concept" or "cluster" in d)}
+
+
+def _map_nodes(G: nx.Graph, placed: set[str]):
+    """(node, attributes) of `map_graph`, by node id."""
     for n in sorted(placed):
         d = G.nodes[n]
         attrs = {"kind": d["kind"], "label": str(d.get("label") or n)}
@@ -39,23 +54,89 @@ def map_graph(G: nx.Graph) -> nx.Graph:
         r, g, b = _PALETTE[(attrs["cluster"] - 1) % len(_PALETTE)] if "cluster" in attrs else (170, 170, 170)
         attrs["viz"] = {"position": {"x": float(d["x"]), "y": float(d["y"]), "z": 0.0}, "size": size,
                         "color": {"r": r, "g": g, "b": b, "a": 1.0}}
-        H.add_node(n, **attrs)
+        yield n, attrs
+
+
+def _map_edges(G: nx.Graph, placed: set[str]):
+    """(u, v, attributes) of `map_graph`, each link once: G's links among the placed nodes, then
+    each placed concept's broader concepts that are placed and not linked to it already."""
+    adj = G.adj
     for u in sorted(placed):
-        for v, e in sorted(G[u].items()):
-            if v in placed and u < v:
-                kind = e.get("kind")
-                if kind in ("cooccurs", "subject", "venue"):
-                    H.add_edge(u, v, kind=kind, weight=float(e.get("count", 1)))
+        for v, e in sorted(adj[u].items()):
+            if v in placed and u < v and e.get("kind") in _MAP_LINKS:
+                yield u, v, {"kind": e["kind"], "weight": float(e.get("count", 1))}
+    seen: set[tuple[str, str]] = set()
     for u in sorted(placed):
         for b in G.nodes[u].get("broader", []):
-            if b in placed and not H.has_edge(u, b):
-                H.add_edge(u, b, kind="broader", weight=1.0)
-    return H
+            pair = (u, b) if u < b else (b, u)
+            if b not in placed or pair in seen or (u != b and adj[u].get(b, {}).get("kind") in _MAP_LINKS):
+                continue
+            seen.add(pair)
+            yield u, b, {"kind": "broader", "weight": 1.0}
+
+
+_GEXF_BLOCK = 5000  # nodes or edges made into XML elements at a time
 
 
 def write_gexf(G: nx.Graph, f) -> None:
-    """Write `map_graph` of *G* as GEXF 1.2 (networkx's writer) to the binary file *f*."""
-    nx.write_gexf(map_graph(G), f, encoding="utf-8", prettyprint=False)
+    """Write `map_graph` of *G* as GEXF 1.2 to the binary file *f*, with networkx's GEXF writer
+    a block of nodes or edges at a time: its `write_gexf` makes one XML element tree of the
+    whole file first (at 100,000 papers a 584 MB file, several GiB as elements). The blocks
+    go to a temporary file, since the attribute declarations that open the file are known at
+    the end."""
+    import tempfile
+    from itertools import islice
+    from xml.etree.ElementTree import Element, ElementTree, tostring
+
+    from networkx.readwrite.gexf import GEXFWriter
+
+    writer = GEXFWriter(encoding="utf-8", prettyprint=False)
+    writer.graph_element = graph = Element("graph", defaultedgetype="undirected", mode="static", name="")
+    placed = _placed(G)
+
+    def elements(items, add) -> None:
+        items = iter(items)
+        while block := list(islice(items, _GEXF_BLOCK)):
+            holder = Element("holder")
+            add(block, holder)
+            text = tostring(holder[0], encoding="unicode")  # <nodes xmlns:viz="…">…</nodes>
+            body.write(text[text.index(">") + 1:text.rindex("</")].encode("utf-8"))
+
+    def add_nodes(block, holder) -> None:
+        H = nx.Graph()
+        H.add_nodes_from(block)
+        writer.add_nodes(H, holder)
+
+    def add_edges(block, holder) -> None:
+        H = nx.Graph()
+        H.add_edges_from(block)
+        writer.add_edges(H, holder)
+
+    with tempfile.TemporaryFile() as body:
+        elements(_map_nodes(G, placed), add_nodes)
+        nodes_end = body.tell()
+        elements(_map_edges(G, placed), add_edges)
+        edges_end = body.tell()
+        writer.xml.set("xmlns:viz", writer.NS_VIZ)
+        writer.xml.append(graph)
+        graph.append(Element("nodes"))
+        head = io.BytesIO()
+        ElementTree(writer.xml).write(head, encoding="utf-8", xml_declaration=True)
+        text = head.getvalue()
+        f.write(text[:text.rindex(b"<nodes />")] + b"<nodes>")
+        body.seek(0)
+        _copy(body, f, nodes_end)
+        f.write(b"</nodes><edges>")
+        _copy(body, f, edges_end - nodes_end)
+        f.write(b"</edges></graph></gexf>")
+
+
+def _copy(src, dst, n: int, size: int = 1 << 20) -> None:
+    """Copy *n* bytes from *src* to *dst*."""
+    while n > 0:
+        chunk = src.read(min(size, n))
+        dst.write(chunk)
+        n -= len(chunk)
 
 
 def vosviewer_map(G: nx.Graph, *, title: str = "kg") -> dict:
