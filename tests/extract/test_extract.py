@@ -273,3 +273,25 @@ def test_the_long_form_of_a_defined_acronym_ranks_higher(hash_embedder, nlp):
         ranks[weight] = [k.phrase for k in found.keyphrases].index("federated adversarial learning")
     assert found.definitions == (("FAL", "Federated Adversarial Learning"),)
     assert ranks[1.0] == 0 < ranks[0.0]
+
+
+def test_a_repeated_multi_word_phrase_counts_its_uses_and_its_acronyms():
+    from kg.extract.keyphrases import Tagged, _occurrences
+
+    text = ("Graph neural networks (GNN) scale poorly. Deep graph neural networks scale worse; a GNN with "
+            "attention, the graph-neural networks of prior work and GNNs are compared. Graph is a word.")
+    tagged = Tagged("a", text, (("GNN", "graph neural networks"),), (), (text,), 40)
+    counts = _occurrences(tagged, ["Graph neural networks", "graph", "first-order methods", "prior work"])
+    # the phrase twice in any case (inside "deep graph neural networks" too, not in "graph-neural networks"),
+    # plus two uses of its acronym ("GNNs" is not one); a single word and an absent phrase count once
+    assert counts.tolist() == [4.0, 1.0, 1.0, 1.0]
+
+
+def test_a_repeated_multi_word_phrase_ranks_higher(hash_embedder, nlp):
+    text = ("We study memory traffic on accelerators for long documents. The cost of attention grows with length. "
+            "Sparse attention kernels cut it, and sparse attention kernels fuse well with quantized weights.")
+    ranks = {}
+    for weight in (0.0, 1.0):
+        found = extract_keyphrases([("a", text)], hash_embedder, nlp=nlp, settings=Settings(frequency_weight=weight, top_n=20))[0]
+        ranks[weight] = [k.phrase for k in found.keyphrases].index("attention kernels")
+    assert ranks[1.0] == 0 < ranks[0.0]
