@@ -9,7 +9,8 @@
    alternatives (``benchmarks/layout.py``)
 
 Each can also be run alone: ``python -m benchmarks.speed``, ``python benchmarks/load.py``,
-``python -m benchmarks.quality``, ``python -m benchmarks.layout``.
+``python -m benchmarks.quality``, ``python -m benchmarks.layout``; and, not run by this one,
+``python -m benchmarks.levers`` (ranking settings on five gold sets from recorded model answers).
 """
 
 import argparse
