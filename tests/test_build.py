@@ -162,3 +162,31 @@ def test_graph_json_is_the_node_link_data_encoded_whole_for_odd_values_too(seeds
         shuffled.add_edge(u, v, kind="cooccurs", count=rng.randrange(5))
     shuffled.add_nodes_from(["concept:alone", "concept:0"], kind="concept")
     assert graph_to_json(shuffled) == _node_link_json(shuffled)
+
+
+def test_the_seeds_meet_issue_21s_concept_targets(seeds_build, run_cli, project):
+    """On the seeds: `federated adversarial learning` carries its acronym, a search for `FAL` finds it,
+    and 30 or more of the 38 papers share a specific concept with another paper, directly or through
+    a broader concept."""
+    G = seeds_build.graph
+    concepts = {n: d for n, d in G.nodes(data=True) if d["kind"] == "concept"}
+    fal = next(n for n, d in concepts.items() if d["label"] == "federated adversarial learning")
+    assert "FAL" in concepts[fal]["alt_labels"]
+    found = run_cli("query", "search", "--graph", str(seeds_build.out / "graph.ttl"), "--bind", "text=FAL", "--format", "csv")
+    assert found.code == 0, found.err
+    assert fal.split(":", 1)[1] in found.out and "federated adversarial learning" in found.out
+
+    def reach(concept):  # the concept and every broader concept above it
+        seen, todo = set(), [concept]
+        while todo:
+            c = todo.pop()
+            if c not in seen and c in concepts:
+                seen.add(c)
+                todo.extend(concepts[c]["broader"])
+        return seen
+
+    papers = [n for n, d in G.nodes(data=True) if d["kind"] == "paper"]
+    held = {p: {c for n in G[p] if G.edges[p, n]["kind"] == "subject" for c in reach(n) if not concepts[c].get("generic")}
+            for p in papers}
+    sharing = [p for p in papers if any(held[p] & held[q] for q in papers if q != p)]
+    assert len(papers) == 38 and len(sharing) >= 30
