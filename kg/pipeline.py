@@ -14,7 +14,7 @@ import os
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -83,8 +83,11 @@ def _kg_version() -> str:
 
 def keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKeyphrases], assignment) -> list[dict]:
     """One record per paper for ``keyphrases.jsonl``, in input order."""
+    return list(_keyphrase_records(G, papers, found, assignment))
+
+
+def _keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKeyphrases], assignment) -> Iterator[dict]:
     by_id = {k.paper_id: k for k in found}
-    records = []
     for p in papers:
         node = G.nodes[paper_node(p.id)]
         keyphrases = [
@@ -94,11 +97,15 @@ def keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[Pape
         ]
         sources = [{"file": s.file, "paragraph": s.paragraph} if s.paragraph is not None else
                    {"file": s.file, "row": s.row} if s.row is not None else {"file": s.file, "line": s.line} for s in p.sources]
-        records.append({
+        yield {
             "id": p.id, "source_id": p.source_id, "label": node["label"], "venue": p.venue, "year": p.year,
             "sources": sources, "keyphrases": keyphrases,
-        })
-    return records
+        }
+
+
+def _write_records(f, records: Iterable[dict]) -> None:
+    for r in records:
+        f.write((json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
 
 
 def _umask() -> int:
@@ -239,15 +246,16 @@ def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict,
 VIEW_FILES = ("graph.html", "keyphrases.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json")  # the outputs that are not RDF
 
 
-def _emit_views(G: nx.Graph, open_output, *, records: list[dict], stats: dict, title: str = "kg") -> None:
-    """Write the `VIEW_FILES` of a build, as `_emit_outputs` does."""
+def _emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stats: dict, title: str = "kg") -> None:
+    """Write the `VIEW_FILES` of a build, as `_emit_outputs` does (``keyphrases.jsonl`` only with
+    *records*: a build writes it before the map, `_write`)."""
     from kg.view.page import render_html
 
     with open_output("graph.html") as f:
         f.write(render_html(G, title=title).encode("utf-8"))
-    with open_output("keyphrases.jsonl") as f:
-        for r in records:
-            f.write((json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
+    if records is not None:
+        with open_output("keyphrases.jsonl") as f:
+            _write_records(f, records)
     with open_output("graph.json") as f:
         write_graph_json(G, f)
     with open_output("stats.json") as f:
@@ -696,15 +704,15 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
     """Build the graph and its map from *merged* and write every output into *out* (the views in
     a forked process while this one writes the RDF, and loads the store with ``options.store``),
     all renamed into place together."""
-    papers, report, key = merged.papers, merged.report, merged.key
+    papers, key = merged.papers, merged.key
     metadata = _metadata(options, merged)
     G = build_graph(papers, merged.found, merged.index, _paper_labels(papers, merged.found, merged.index), metadata=metadata)
-    add_map(G)  # clusters and positions, seen by every output
     built = [Diagnostic(p.sources[0].file, str(p.sources[0]).partition(", ")[2],
                         f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts")
              for p, k in zip(papers, merged.found) if not k.keyphrases]
-    warnings = [*report.warnings, *built]
+    warnings = [*merged.report.warnings, *built]
     stats_input = _stats_input(merged, built, metadata["settings"])
+    n_papers = len(papers)
     staging = _Staging(Path(out))
 
     def views() -> tuple[dict, dict]:
@@ -712,17 +720,20 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
         # second process (when the platform can fork) while this one writes the RDF
         # (on failure, the except below removes what it wrote)
         stats = graph_stats(G) | stats_input
-        records = keyphrase_records(G, papers, merged.found, merged.index.assignment)
-        _emit_views(G, staging.open, records=records, stats=stats, title="kg")
+        _emit_views(G, staging.open, records=None, stats=stats, title="kg")
         return stats, staging.written()
 
     loading = side = None
     committed = False
     try:
+        # keyphrases.jsonl, the one output that needs the papers and their keyphrases, is written
+        # first, so that they are dropped before the map is made: every later stage reads G alone
+        with staging.open("keyphrases.jsonl") as f:
+            _write_records(f, _keyphrase_records(G, papers, merged.found, merged.index.assignment))
+        papers = None
+        merged.release()
+        add_map(G)  # clusters and positions, seen by every output
         side = _Forked(views)
-        n_papers = len(papers)
-        papers = report = None  # the views are written (or being written by the fork, which has its
-        merged.release()  # own copy): the RDF comes from G alone
         from kg.rdf.write import write_rdf
 
         def rdf_written(name: str) -> None:

@@ -370,3 +370,33 @@ def test_the_store_process_imports_the_kg_this_process_runs(tmp_path):
     run = subprocess.run([sys.executable, "-c", "import kg; print(kg.__file__)"], cwd=tmp_path, env=same_kg_env(),
                          capture_output=True, text=True, check=True)
     assert run.stdout.strip() == kg.__file__
+
+
+def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, nlp, monkeypatch):
+    """keyphrases.jsonl is written first, and then the map and every later stage read the graph
+    alone: the papers and their keyphrases are no longer held (the build's peak at scale)."""
+    import gc
+
+    import kg.pipeline
+    from kg.extract.keyphrases import PaperKeyphrases
+    from kg.text.sources import Paper, read_papers
+
+    f = tmp_path / "in.txt"
+    f.write_text("ICML 2026 Papers\n\n" + "\n\n".join(
+        f"Paper {i} studies neighbourhood sampling for graph neural networks and message passing, case {i}." for i in range(4)))
+    ids = {p.id for p in read_papers([f]).papers}
+    seen = {}
+    add_map = kg.pipeline.add_map
+
+    def watched(G):
+        gc.collect()
+        seen["alive"] = [o for o in gc.get_objects() if isinstance(o, Paper) and o.id in ids
+                         or isinstance(o, PaperKeyphrases) and o.paper_id in ids]
+        seen["staged"] = sorted(p.name.split(".")[1] for p in (tmp_path / "out").glob(".*.tmp"))
+        add_map(G)
+
+    monkeypatch.setattr(kg.pipeline, "add_map", watched)
+    result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
+    assert len(ids) == 4 and {json.loads(line)["id"] for line in (result.out / "keyphrases.jsonl").open()} == ids
+    assert seen["alive"] == []
+    assert seen["staged"] == ["keyphrases"]
