@@ -525,12 +525,22 @@ _TEXT_WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
 
 @lru_cache(maxsize=1 << 14)
 def _instance_patterns(stem: str, noun: str) -> tuple[re.Pattern, ...]:
-    """The patterns of `named_instances` for the word *stem* and the noun *noun*, compiled once."""
+    """The patterns of `named_instances` for the word *stem* and the noun *noun*, compiled once.
+    Each takes the word only where it is a whole name, not the first or last word of a longer one
+    (what 10,000 ML abstracts showed: "A Robust Method" in a title, "models such as language models",
+    "methods including ... doubly robust", "robust control is a core approach", "Q-learning is an algorithm")."""
     p, c = re.escape(stem), re.escape(noun) + r"s?"
-    named = [re.compile(rf"\b(?i:the|an?)\s+[A-Z](?i:{p[1:]})\s+(?i:{c})\b")] if stem[0].isalpha() else []
+    # the capital on the word alone, after "the": "the Adam optimizer", not a title's "The Robust Method",
+    # nor a name that only qualifies ("a ReLU network", "a Bayesian method": no -ian / -ean adjective)
+    named = ([re.compile(rf"\b(?i:the)\s+[A-Z](?i:{p[1:]})\s+{c}\b")]
+             if stem[0].isalpha() and not stem.endswith(("ian", "ean")) else [])
+    # the word a whole item of the list: "such as SGD, RMSProp and Adam", not "such as language models"
+    item = r"[\w-]+(?:\s+[\w-]+){0,2}(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)"
+    ends = r"(?=\s*(?:[,;:.)]|$)|\s+(?:and|or|etc)\b)"
     return (*named,
-            re.compile(rf"(?i)\b{c}\s*,?\s+(?:such as|like|including|e\.g\.,?)\s+(?:[\w-]+,?\s+(?:and\s+|or\s+)?){{0,3}}{p}\b"),
-            re.compile(rf"(?i)\b{p}\b[^.;]{{0,40}}?\bis\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}?{c}\b"))
+            re.compile(rf"(?i)\b{c}\s*,?\s+(?:such as|like|including|e\.g\.,?)\s+(?:{item}){{0,3}}{p}{ends}"),
+            # the word the subject of its sentence: "Adam (Kingma and Ba) is an optimizer"
+            re.compile(rf"(?i)(?:^|[.;:!?]\s+){p}(?![\w-])(?!\s+(?!is\b)[\w-])[^.;]{{0,40}}?\bis\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,3}}?{c}\b"))
 
 
 def _says_instance(text: str, stem: str, noun: str) -> bool:
