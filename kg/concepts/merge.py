@@ -884,9 +884,16 @@ def _broader(concepts: Sequence[tuple[str, str, Sequence[str]]]) -> tuple[dict[s
         member = (key, papers)
         for head in label_heads:
             headed[head].append(member)
+    # a head that is the label of a concept with another key is that concept ("linear programming",
+    # the label of the key "linear program"), not a second concept of the same name
+    labelled = {}
+    for key, label, _ in concepts:
+        named = normalize_phrase(label)
+        if named != key and named not in heads_of:
+            labelled.setdefault(named, key)
 
     def meaningful(head: str) -> bool:
-        if head not in heads_of:
+        if head not in heads_of and head not in labelled:
             # a head no paper names becomes a concept when it heads concepts of two or more
             # papers ("neural network"); a one-word head needs three ("optimization", not
             # "size": vague one-word heads are never concepts)
@@ -909,7 +916,8 @@ def _broader(concepts: Sequence[tuple[str, str, Sequence[str]]]) -> tuple[dict[s
             good = is_meaningful.get(head)
             if good is None:
                 good = is_meaningful[head] = meaningful(head)
-            if good and not _reaches(parent, head, key):  # (a synonym's label may head its own key: no cycle)
+            head = labelled.get(head, head)
+            if good and head != key and not _reaches(parent, head, key):  # (a synonym's label may head its own key: no cycle)
                 parent[key] = head
                 if head not in heads_of and head not in implied:
                     implied[head] = None

@@ -173,3 +173,20 @@ def test_a_synonym_label_never_makes_its_concept_broader_than_itself(hash_embedd
                            embed=hash_embedder.embed, synonym_threshold=-1.0)
     (concept,) = index.concepts
     assert (concept.key, concept.label, concept.broader) == ("error feedback", "error feedback methods", ())
+
+
+def test_a_head_that_is_the_label_of_a_merged_concept_is_that_concept(hash_embedder):
+    """`linear program` and `linear programming`, two expansions of LP, are one concept, labelled
+    `linear programming`, keyed `linear program`; the head of `integer linear programming` is that
+    concept, not a second one of the same label (a 10,000-abstract ML build had five such pairs)."""
+    lp, lps = (("LP", "linear programming"),), (("LP", "linear program"),)
+    extractions = [("p1", ["linear programs"], lps), ("p2", ["linear program"], ()), ("p3", ["linear programming"], lp),
+                   ("p4", ["linear programming"], ()), ("p5", ["integer linear programming"], ()),
+                   ("p6", ["integer linear programming"], ())]
+    index = merge_concepts(extractions, embed=hash_embedder.embed, synonym_threshold=-1.0)
+    by_id = index.by_id()
+    merged = by_id[index.assignment[("p2", "linear program")]]
+    assert merged.id == index.assignment[("p3", "linear programming")] and merged.label == "linear programming"
+    assert merged.key == "linear program"
+    assert [c.label for c in index.concepts].count("linear programming") == 1
+    assert by_id[index.assignment[("p5", "integer linear programming")]].broader == (merged.id,)
