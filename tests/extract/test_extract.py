@@ -271,13 +271,21 @@ def test_int8_keyphrases_of_an_abstract_do_not_depend_on_the_abstracts_beside_it
     assert together == apart
 
 
+def _ranks(text, phrase, embedder, nlp, **weights):
+    """Where *phrase* ranks among the keyphrases of *text* with each of *weights* (a Settings field
+    and its values)."""
+    (name, values), = weights.items()
+    ranks = {}
+    for value in values:
+        found = extract_keyphrases([("a", text)], embedder, nlp=nlp, settings=Settings(**{name: value}, top_n=20))[0]
+        ranks[value] = [k.phrase for k in found.keyphrases].index(phrase)
+    return ranks, found
+
+
 def test_the_long_form_of_a_defined_acronym_ranks_higher(hash_embedder, nlp):
     text = ("We study robustness in distributed training. Federated Adversarial Learning (FAL) trains robust models "
             "across clients. Our analysis of FAL covers convergence rates, communication cost and client drift.")
-    ranks = {}
-    for weight in (0.0, 1.0):
-        found = extract_keyphrases([("a", text)], hash_embedder, nlp=nlp, settings=Settings(definition_weight=weight, top_n=20))[0]
-        ranks[weight] = [k.phrase for k in found.keyphrases].index("federated adversarial learning")
+    ranks, found = _ranks(text, "federated adversarial learning", hash_embedder, nlp, definition_weight=(0.0, 1.0))
     assert found.definitions == (("FAL", "Federated Adversarial Learning"),)
     assert ranks[1.0] == 0 < ranks[0.0]
 
@@ -297,8 +305,5 @@ def test_a_repeated_multi_word_phrase_counts_its_uses_and_its_acronyms():
 def test_a_repeated_multi_word_phrase_ranks_higher(hash_embedder, nlp):
     text = ("We study memory traffic on accelerators for long documents. The cost of attention grows with length. "
             "Sparse attention kernels cut it, and sparse attention kernels fuse well with quantized weights.")
-    ranks = {}
-    for weight in (0.0, 1.0):
-        found = extract_keyphrases([("a", text)], hash_embedder, nlp=nlp, settings=Settings(frequency_weight=weight, top_n=20))[0]
-        ranks[weight] = [k.phrase for k in found.keyphrases].index("attention kernels")
+    ranks, _ = _ranks(text, "attention kernels", hash_embedder, nlp, frequency_weight=(0.0, 1.0))
     assert ranks[1.0] == 0 < ranks[0.0]
