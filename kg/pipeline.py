@@ -394,8 +394,8 @@ class _Merged:
     fingerprint: str
 
     def release(self) -> None:
-        """Drop the papers, their keyphrases, the report and the index: the RDF writer that
-        runs next then reuses their memory instead of adding to it."""
+        """Drop the papers, their keyphrases, the report and the index (once keyphrases.jsonl is
+        written): the map and the RDF writer that run next reuse their memory."""
         self.report = self.papers = self.found = self.index = None
 
 
