@@ -257,7 +257,7 @@ class _Nodes:
     """What the statements of one node need to know of the others: every node's data, neighbours
     and kind; the concepts some concept is broader than; each paper's venues and its concepts by
     rank (rank, concept, edge data); each concept's links and those below it in papers-of-concept's
-    order, as (paper, rank) (`_concept_links`); each node's place in label order; the people and
+    order, as (paper, rank) (`_ConceptLinks`); each node's place in label order; the people and
     each paper's authors (`kg.graph.people`); and the scheme and extraction activity IRIs."""
 
     data: dict[str, dict]
@@ -266,7 +266,7 @@ class _Nodes:
     broader: set[str]
     edges_of: dict[str, tuple[list[str], list[tuple[int, str, dict]]]]
     concepts_of: dict[str, list[str]]
-    concept_links: dict[str, list[tuple[str, int]]]
+    concept_links: _ConceptLinks
     label_order: dict[str, int]
     persons: dict
     authors_of: dict
@@ -371,7 +371,7 @@ def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
             edges_of[node] = venues, links
     concepts_of = {paper: [c for _, c, _ in links] for paper, (_, links) in edges_of.items()}
     persons, authors_of = people(G)
-    links = _concept_links(edges_of, data, ancestry(G), v.iri_of)
+    links = _ConceptLinks(data, adj, kinds, ancestry(G), v.iri_of)
     return _Nodes(data, adj, kinds, broader, edges_of, concepts_of, links,
                   _label_order(kinds, data, v.iri_of), persons, authors_of, scheme, activity)
 
@@ -431,9 +431,10 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
                   (kgv["generic"], v.typed("true" if d.get("generic") else "false", v.xsd["boolean"]))]
         if d.get("generic"):
             about.append((kgv["mentionCount"], integer(d.get("mentions", 0))))
+    links = nodes.concept_links.get(node)
     if node in nodes.broader:
         # the papers linked to it or to a concept below it (kg.graph.stats.papers_under): those of its links
-        about.append((kgv["paperCountWithNarrower"], integer(len({p for p, _ in nodes.concept_links.get(node, [])}))))
+        about.append((kgv["paperCountWithNarrower"], integer(len({p for p, _ in links}))))
     about += [(skos["broader"], v.iri_of(b)) for b in d.get("broader", [])]
     related = sorted([(other, e) for other, e in nodes.adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
     about += [(skos["related"], v.iri_of(other)) for other, _ in related]
@@ -441,7 +442,7 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
         about.append((kgv["clusterRank"], integer(d["cluster_rank"])))
     about += v.words(d["label"], *d.get("alt_labels", []))
     about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
-    held, blocks = _block_groups(v, node, nodes.concept_links.get(node, []))
+    held, blocks = _block_groups(v, node, links)
     groups = [_group(s, dict.fromkeys(about + held)), *blocks]
     for other, e in related:  # the evidence of each skos:related pair, once
         if node < other:
@@ -472,25 +473,41 @@ def _venue_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
     return groups
 
 
-def _concept_links(edges_of: dict, nodes: dict, ancestors, iri_of) -> dict[str, list[tuple[str, int]]]:
+class _ConceptLinks:
     """Each concept's links, and the links of the concepts below it (*ancestors* of a concept:
     itself, then those above it, `kg.graph.stats.ancestry`), as (paper, rank), in the order
     papers-of-concept gives them: its own first, then by highest score, the paper's name, the
     linked concept's label, the paper's IRI, that concept's IRI (code points, as SPARQL
     compares strings). Stored as `kgv:LinkBlock`s (`_block_groups`), so that a page of a
-    concept's papers reads the blocks that reach the page, not every link (docs/model.md)."""
-    order: dict[str, list[tuple]] = {}
-    for paper, (_, links) in edges_of.items():
-        name, paper_iri = nodes[paper]["label"], iri_of(paper)[1:-1]
-        for rank, c, e in links:
-            key = (-float(e["score"]), name, nodes[c]["label"], paper_iri, iri_of(c)[1:-1], paper, rank)
-            for above in ancestors(c):
-                order.setdefault(above, []).append((above != c, *key))
-    return {c: [(paper, rank) for *_, paper, rank in sorted(keys)] for c, keys in order.items()}
+    concept's papers reads the blocks that reach the page, not every link (docs/model.md).
+    Made for one concept at a time, when its statements are (`get`): held for every concept at
+    once they were the RDF writer's largest table (benchmarks/README.md, 100,000 abstracts)."""
+
+    def __init__(self, data: dict, adj: dict, kinds: dict, ancestors, iri_of) -> None:
+        self._data, self._adj, self._kinds, self._iri_of = data, adj, kinds, iri_of
+        self._below: dict[str, list[str]] = {}  # concept -> the linked concepts at or below it
+        for c, kind in kinds.items():
+            if kind == "concept" and self._links(c):
+                for above in ancestors(c):
+                    self._below.setdefault(above, []).append(c)
+
+    def _links(self, concept: str) -> list[tuple[str, dict]]:
+        kinds = self._kinds
+        return [(paper, e) for paper, e in self._adj[concept].items() if e.get("kind") == "subject" and kinds.get(paper) == "paper"]
+
+    def get(self, concept: str) -> list[tuple[str, int]]:
+        data, iri_of = self._data, self._iri_of
+        keys = []
+        for c in self._below.get(concept, ()):
+            label, c_iri = data[c]["label"], iri_of(c)[1:-1]
+            for paper, e in self._links(c):
+                keys.append((concept != c, -float(e["score"]), data[paper]["label"], label, iri_of(paper)[1:-1], c_iri, paper, int(e["rank"])))
+        keys.sort()
+        return [(paper, rank) for *_, paper, rank in keys]
 
 
 def _block_groups(v: _Vocab, node: str, links: list[tuple[str, int]]) -> tuple[list[tuple[str, str]], list[_Group]]:
-    """Where a concept's links (`_concept_links`, its own and those below it) are listed for
+    """Where a concept's links (`_ConceptLinks`, its own and those below it) are listed for
     papers-of-concept: up to `LINK_BLOCK` of them by the concept itself, a ``kgv:link`` to each
     (about), and more as `kgv:LinkBlock`s of `LINK_BLOCK` in order (groups):
     ``kg:link-block/<concept>/<n>`` (n from 0) with its concept (``kgv:blockOf``), the place of
