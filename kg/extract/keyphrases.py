@@ -340,18 +340,31 @@ def _occurrences(tagged: "Tagged", phrases: Sequence[str]) -> np.ndarray:
     with the uses of an acronym the document defines counted as its long form's; 1 for one word
     (and for a phrase that only occurs split, as a suspended hyphen's "first-order" does)."""
     text = tagged.text.lower()
-    uses = {}
+    uses: dict[str, int] = {}
     for short, long in tagged.definitions:
-        uses[long.lower()] = uses.get(long.lower(), 0) + len(re.findall(rf"(?<![\w-]){re.escape(short)}(?![\w-])", tagged.text))
+        uses[long.lower()] = uses.get(long.lower(), 0) + _whole_count(tagged.text, short)
     counts = []
     for phrase in phrases:
         key = phrase.lower()
-        if " " not in key:
-            counts.append(1)
-            continue
-        n = len(re.findall(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text))
-        counts.append(max(n, 1) + uses.get(key, 0))
+        counts.append(1 if " " not in key else max(_whole_count(text, key), 1) + uses.get(key, 0))
     return np.array(counts, dtype=np.float32)
+
+
+def _whole_count(text: str, needle: str) -> int:
+    """Non-overlapping occurrences of *needle* in *text* not inside a longer word or hyphenated
+    compound (as ``(?<![\\w-])needle(?![\\w-])`` finds them, without compiling a pattern per phrase:
+    a document's hundred phrases would each be compiled anew)."""
+    def joined(i: int) -> bool:
+        return 0 <= i < len(text) and (text[i].isalnum() or text[i] in "_-")
+
+    n, at = 0, text.find(needle)
+    while at != -1:
+        end = at + len(needle)
+        if not joined(at - 1) and not joined(end):
+            n, at = n + 1, text.find(needle, end)
+        else:
+            at = text.find(needle, at + 1)
+    return n
 
 
 def _shortlist(by_index, keys, doc_embeddings, embeddings, row, limit: int):
