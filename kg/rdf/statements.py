@@ -487,13 +487,13 @@ class _ConceptLinks:
         self._data, self._adj, self._kinds, self._iri_of = data, adj, kinds, iri_of
         self._below: dict[str, list[str]] = {}  # concept -> the linked concepts at or below it
         for c, kind in kinds.items():
-            if kind == "concept" and self._links(c):
+            if kind == "concept" and next(self._links(c), None) is not None:
                 for above in ancestors(c):
                     self._below.setdefault(above, []).append(c)
 
-    def _links(self, concept: str) -> list[tuple[str, dict]]:
+    def _links(self, concept: str) -> Iterator[tuple[str, dict]]:
         kinds = self._kinds
-        return [(paper, e) for paper, e in self._adj[concept].items() if e.get("kind") == "subject" and kinds.get(paper) == "paper"]
+        return ((paper, e) for paper, e in self._adj[concept].items() if e.get("kind") == "subject" and kinds.get(paper) == "paper")
 
     def get(self, concept: str) -> list[tuple[str, int]]:
         data, iri_of = self._data, self._iri_of
