@@ -532,7 +532,8 @@ def _instance_patterns(stem: str, noun: str) -> tuple[re.Pattern, ...]:
     p, c = re.escape(stem), re.escape(noun) + r"s?"
     # the capital on the word alone, after "the": "the Adam optimizer", not a title's "The Robust Method",
     # nor a name that only qualifies ("a ReLU network", "a Bayesian method": no -ian / -ean adjective)
-    named = ([re.compile(rf"\b(?i:the)\s+[A-Z](?i:{p[1:]})\s+{c}\b")]
+    # (the capital the word's own first letter: "[A-Z]" took "the WR method" for "or" named a method)
+    named = ([re.compile(rf"\b(?i:the)\s+{stem[0].upper()}(?i:{re.escape(stem[1:])})\s+{c}\b")]
              if stem[0].isalpha() and not stem.endswith(("ian", "ean")) else [])
     # the word a whole item of the list: "such as SGD, RMSProp and Adam", not "such as language models"
     item = r"[\w-]+(?:\s+[\w-]+){0,2}(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)"
