@@ -166,6 +166,31 @@ def test_the_capital_of_a_name_is_its_own_first_letter():
     assert named_instances(keys, ["The SVM model is trained."]) == [("svm", "svm model")]
 
 
+def test_what_a_text_says_of_a_name_is_the_same_with_its_clues_read_once():
+    """`named_instances` searches a pattern only where the text's clues (`_Clues`: capitals after
+    "the", sentence openers, the noun before a list) let it match: the answers are those of every
+    pattern searched, on texts made to sit at each clue's edge."""
+    import random
+
+    from kg.concepts.merge import _Clues, _says_instance
+
+    every = _Clues("\u00e9")  # a text that is not ASCII: no clue, every pattern searched
+    assert every.capitalized is every.openers is every.listed is None
+    texts = ["the The Adam optimizer", "THE ADAM OPTIMIZER", "Optimizers, such as SGD, RMSProp and Adam.",
+             "optimizers like Adam", "optimizers-like Adam", "e.g. Adam is an optimizer", "x. Adam (Kingma) is the best optimizer",
+             "the\nAdam\noptimizer", "Models, e.g., BERT and GPT.", "the Adam-based optimizer", "SGD is the optimizer",
+             "methods including\tSGD and Adam", "optimizers , such as Adam.", "A Robust Method", "likelihood Adam optimizer"]
+    words = ["the", "The", "Adam", "adam", "ADAM", "optimizer", "optimizers", "such as", "is", "an", ".", ",", "and",
+             "like", "SGD", "e.g.", "model", "models", "including", "(x)", ";"]
+    rng = random.Random(20261204)
+    texts += [" ".join(rng.choice(words) for _ in range(rng.randint(3, 14))) for _ in range(2000)]
+    for text in texts:
+        clues = _Clues(text)
+        for stem in ("adam", "sgd", "bert", "robust"):
+            for noun in ("optimizer", "model", "method"):
+                assert _says_instance(text, stem, noun, clues) == _says_instance(text, stem, noun, every), (text, stem, noun)
+
+
 def test_two_expansions_of_one_acronym_that_differ_in_a_word_are_one_concept(real_embedder):
     index = merge_concepts([
         ("p1", ["stochastic gradient method"], [("SGD", "stochastic gradient method")]),
