@@ -182,32 +182,33 @@ def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str]) -> tuple
     """How many texts contain each concept key (its words as keys are written, inside longer
     phrases too), and for each one-word key the share of its uses in the texts in a plural form."""
     keys = {c.key for c in concepts}
-    lengths: dict[str, set[int]] = defaultdict(set)  # a key's first word -> the lengths of the keys it opens
+    # the words before the last of each longer key, and each of their starts: a text's words are
+    # followed only as long as they are the start of some key
+    starts: set[str] = set()
     for key in keys:
         words = key.split(" ")
-        if len(words) <= 6:  # (a longer key is found in no text: a keyphrase wherever it is)
-            lengths[words[0]].add(len(words))
+        if 1 < len(words) <= 6:  # (a longer key is found in no text: a keyphrase wherever it is)
+            starts.update(" ".join(words[:k]) for k in range(1, len(words)))
     containing: Counter = Counter()
     forms: Counter = Counter()  # each word as written (lowercase)
     one: dict[str, str] = {}  # each word -> its key alone (lowercase, American, singular)
     for text in texts.values():
         words = _WORDS.findall(text.lower())
         forms.update(words)
-        found = set()
-        for i, word in enumerate(words):
-            alone = one.get(word)
-            if alone is None:
-                alone = one[word] = normalize_phrase(word)
-            if alone in keys:
-                found.add(alone)
-            opens = lengths.get(word)
-            if opens:
-                for size in opens:
-                    if size > 1 and i + size <= len(words):
-                        last = words[i + size - 1]
-                        key = " ".join([*words[i:i + size - 1], one.get(last) or normalize_phrase(last)])
-                        if key in keys:
-                            found.add(key)
+        unique = set(words)
+        for word in unique.difference(one):
+            one[word] = normalize_phrase(word)
+        found = {alone for alone in map(one.__getitem__, unique) if alone in keys}
+        n = len(words)
+        for i in [i for i, word in enumerate(words) if word in starts]:  # the words that open a longer key
+            start = words[i]
+            for end in range(i + 1, min(n, i + 6)):  # the key's last word, as its key alone
+                key = f"{start} {one[words[end]]}"
+                if key in keys:
+                    found.add(key)
+                start = f"{start} {words[end]}"
+                if start not in starts:
+                    break
         containing.update(found)
     plural: dict[str, float] = {}
     by_singular: dict[str, list[int]] = defaultdict(lambda: [0, 0])
