@@ -424,10 +424,14 @@ def tag_documents(items: Sequence[tuple[str, str]], nlp, settings: Settings = Se
     definitions = [definition_pairs(text) for _, text in items]
     texts = [strip_definitions(text, [short for short, _ in defs]) for (_, text), defs in zip(items, definitions)]
     tagged = []
-    for (pid, _), text, defs, doc in zip(items, texts, definitions, nlp.pipe(texts, batch_size=64)):
-        candidates = tuple(c for c in candidates_of(doc, max_words=settings.max_words) if not is_filler(c.phrase))
-        sentences = tuple(s.text for s in doc.sents) or (doc.text,)
-        tagged.append(Tagged(pid, text, tuple(sorted(defs)), candidates, sentences, len(doc)))
+    # In a memory zone the strings spaCy learns from these texts are forgotten after them: a worker
+    # that tags a whole corpus otherwise keeps every new word it met (benchmarks/README.md, scaling).
+    # Nothing of a Doc leaves the zone, only Python strings.
+    with nlp.memory_zone():
+        for (pid, _), text, defs, doc in zip(items, texts, definitions, nlp.pipe(texts, batch_size=64)):
+            candidates = tuple(c for c in candidates_of(doc, max_words=settings.max_words) if not is_filler(c.phrase))
+            sentences = tuple(s.text for s in doc.sents) or (doc.text,)
+            tagged.append(Tagged(pid, text, tuple(sorted(defs)), candidates, sentences, len(doc)))
     return tagged
 
 

@@ -52,6 +52,21 @@ def test_hyphenated_compounds_and_acronyms_stay_whole(nlp):
     assert "LLMs" in phrases
 
 
+def test_tagging_leaves_no_new_words_in_spacys_string_store(nlp):
+    """A worker tags a whole corpus with one pipeline: the strings spaCy learns from each batch are
+    forgotten after it (a memory zone), so its memory does not grow with the corpus's vocabulary;
+    the candidates are those of the texts tagged outside a zone."""
+    from kg.extract.keyphrases import tag_documents
+
+    texts = [f"We propose glorptastic frobnication{i} for zqxv{i}-regularized quuxformer networks." for i in range(50)]
+    expected = [[c.phrase for c in candidates_of(nlp(t))] for t in texts[:3]]
+    before = len(nlp.vocab.strings)
+    tagged = tag_documents([(str(i), t) for i, t in enumerate(texts)], nlp)
+    assert len(nlp.vocab.strings) == before
+    assert [[c.phrase for c in t.candidates] for t in tagged[:3]] == expected
+    assert "glorptastic frobnication0" in expected[0]
+
+
 def test_seed_keyphrases_are_well_formed(seeds_build):
     import json
 
