@@ -102,6 +102,11 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+# graph.json from this size on is read with a line in the log: the explorer reads it whole (1.6 GB
+# at 200,000 abstracts took 89.5 s, benchmarks/README.md), and the server answers nothing meanwhile.
+SLOW_GRAPH_BYTES = 64 << 20
+
+
 class Server:
     """A running ``kg serve``: the front, the Oxigraph worker and the folder lock. Stop it with
     `stop` (or use it as a context manager)."""
@@ -143,7 +148,11 @@ class Server:
         self._lock = _FolderLock(self.graph_dir)
         exe = oxigraph_binary()
         self.store = prepare_store(self.graph_dir, oxigraph=exe, log=self.log, _lock=self._lock)
-        self.explorer = Explorer(load_graph(self.graph_dir / "graph.json"), title=f"kg: {self.graph_dir.resolve().name}")
+        graph = self.graph_dir / "graph.json"
+        with contextlib.suppress(OSError):  # (a missing file is load_graph's error to give)
+            if graph.stat().st_size >= SLOW_GRAPH_BYTES:  # a minute and more at 200,000 abstracts: say what the wait is
+                self.log(f"reading {graph} ({format_size(graph.stat().st_size)}) for the explorer")
+        self.explorer = Explorer(load_graph(graph), title=f"kg: {self.graph_dir.resolve().name}")
         self.worker = _Worker(exe, self.store.location, log=self.log, max_memory=self.max_memory)
         self.pool = _Pool(self.worker)
         self.worker.start()

@@ -66,6 +66,22 @@ def served(small_build):
         yield server
 
 
+def test_a_large_graph_json_is_read_with_a_line_in_the_log(small_build, monkeypatch):
+    """The explorer reads graph.json whole before the server answers (89.5 s at 200,000 abstracts):
+    a graph.json from `SLOW_GRAPH_BYTES` on is announced, a small one is not."""
+    import kg.serve.server as server_module
+
+    lines: list[str] = []
+    with start_server(small_build, port=0, timeout=1.0, log=lines.append):
+        pass
+    assert not any("for the explorer" in line for line in lines), lines
+    monkeypatch.setattr(server_module, "SLOW_GRAPH_BYTES", 1)
+    with start_server(small_build, port=0, timeout=1.0, log=lines.append):
+        pass
+    said = [line for line in lines if "for the explorer" in line]
+    assert len(said) == 1 and str(small_build / "graph.json") in said[0] and "B)" in said[0], said
+
+
 def _get(url: str, headers: dict | None = None, data: bytes | None = None):
     req = urllib.request.Request(url, data=data, headers=headers or {})
     try:
