@@ -150,8 +150,9 @@ class Server:
         self.store = prepare_store(self.graph_dir, oxigraph=exe, log=self.log, _lock=self._lock)
         graph = self.graph_dir / "graph.json"
         with contextlib.suppress(OSError):  # (a missing file is load_graph's error to give)
-            if graph.stat().st_size >= SLOW_GRAPH_BYTES:  # a minute and more at 200,000 abstracts: say what the wait is
-                self.log(f"reading {graph} ({format_size(graph.stat().st_size)}) for the explorer")
+            size = graph.stat().st_size
+            if size >= SLOW_GRAPH_BYTES:  # a minute and more at 200,000 abstracts: say what the wait is
+                self.log(f"reading {graph} ({format_size(size)}) for the explorer")
         self.explorer = Explorer(load_graph(graph), title=f"kg: {self.graph_dir.resolve().name}")
         self.worker = _Worker(exe, self.store.location, log=self.log, max_memory=self.max_memory)
         self.pool = _Pool(self.worker)
