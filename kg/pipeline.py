@@ -42,6 +42,7 @@ from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
 __all__ = ["BuildResult", "build", "OUTPUT_FILES", "keyphrase_records", "render_outputs", "write_outputs"]
 
+MAX_CONFLICTS_LISTED = 100  # DOIs and arXiv ids on different abstracts that stats.json names (all are counted)
 OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "graph.json", "stats.json",
                 "graph.gexf", "map.json")
 
@@ -692,6 +693,8 @@ def _stats_input(merged: _Merged, warnings: Sequence[Diagnostic], settings: dict
             "records_read": report.records_read,
             "papers": len(merged.papers),
             "duplicates_merged": report.duplicates_merged,
+            "identifier_conflicts": [c.as_dict() for c in report.conflicts[:MAX_CONFLICTS_LISTED]],
+            "identifier_conflicts_count": len(report.conflicts),
             "skipped": dict(sorted(report.skipped.items())),
             "warnings": dict(sorted(_warning_counts(report, warnings).items())),
         },

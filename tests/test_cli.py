@@ -110,6 +110,26 @@ def test_the_cli_counts_every_warning_of_a_kind_it_did_not_keep(run_cli, tmp_pat
     assert stats["input"]["warnings"] == {"row_without_abstract": 500} and stats["input"]["skipped"] == {"row_without_abstract": 500}
 
 
+def test_a_doi_on_two_abstracts_is_on_stderr_and_in_stats_json(run_cli, tmp_path, monkeypatch, hash_embedder, nlp):
+    import json
+
+    import kg
+
+    real = kg.build
+    monkeypatch.setattr(kg, "build", lambda *a, **k: real(*a, **k, embedder=hash_embedder, nlp=nlp))
+    rows = [{"abstract": "Graph neural networks pass messages along edges of molecules.", "doi": "10.5555/x.1"},
+            {"abstract": "Protein folding is predicted with transformers from sequences.", "doi": "https://doi.org/10.5555/X.1"}]
+    f = tmp_path / "x.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run_cli("build", str(f), "--out", str(tmp_path / "out"), "-q")
+    assert result.code == 0, result.err
+    assert "DOI 10.5555/x.1 is also that of x.jsonl, row 1" in result.err
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats["papers"] == 2 and stats["input"]["identifier_conflicts_count"] == 1
+    (conflict,) = stats["input"]["identifier_conflicts"]
+    assert conflict["identifier"] == "doi:10.5555/x.1" and conflict["sources"] == ["x.jsonl, row 1", "x.jsonl, row 2"]
+
+
 def test_query_errors(run_cli, project, tmp_path):
     graph = tmp_path / "g.ttl"
     graph.write_text("@prefix s: <https://schema.org/> . <http://x/p> a s:ScholarlyArticle ; s:name \"P\" .\n")

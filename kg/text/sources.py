@@ -42,6 +42,7 @@ from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
 __all__ = [
+    "Conflict",
     "Diagnostic",
     "Paper",
     "ReadReport",
@@ -108,6 +109,7 @@ class ReadReport:
     skipped: dict[str, int] = field(default_factory=dict)
     # every warning by kind (reason), counted: *warnings* keeps at most MAX_KEPT_WARNINGS of a kind
     warning_counts: dict[str, int] = field(default_factory=dict)
+    conflicts: tuple[Conflict, ...] = ()  # DOIs and arXiv ids given to different abstracts
 
 
 def paper_id(abstract: str) -> str:
@@ -554,55 +556,128 @@ def _read_file(path: Path, name: str) -> tuple[list[_Record], list[Diagnostic], 
     return records, notes, skipped, raw.sha256
 
 
-def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnostic]]:
-    """One paper per distinct abstract (by content id), every source kept, input order."""
-    papers: dict[str, Paper] = {}
-    more: dict[str, list[Source]] = {}  # the sources after the first of each paper
-    merged = 0
-    notes = Warnings()
-    for record in records:
-        pid = paper_id(record.abstract)
-        known = papers.get(pid)
-        if known is None:
-            text = record.text if record.text is not None else clean_text(record.abstract)
-            papers[pid] = Paper(
-                id=pid,
-                abstract=record.abstract,
-                text=record.abstract if text == record.abstract else text,  # one string when cleaning changed nothing
-                title=record.title,
-                venue=record.venue,
-                year=record.year,
-                source_id=record.source_id,
-                urls=find_urls(record.abstract),
-                sources=(record.source,),
-                doi=record.doi,
-                arxiv=record.arxiv,
-                authors=record.authors,
-                journal_ref=record.journal_ref,
-            )
-            continue
-        merged += 1
-        notes.append(
-            Diagnostic(
-                record.source.file,
-                _where(record.source),
-                f"same abstract as {known.sources[0]}; kept once as paper {pid} with both sources{_dropped(known, record)}",
-                "duplicate_merged",
-            )
+@dataclass(frozen=True)
+class Conflict:
+    """One DOI or arXiv id given to records whose abstracts differ: kept as separate papers, reported."""
+
+    identifier: str  # "doi:10.…" or "arxiv:…"
+    papers: tuple[str, ...]  # the paper ids, in input order
+    sources: tuple[str, ...]  # where each record was read
+
+    def as_dict(self) -> dict[str, object]:
+        return {"identifier": self.identifier, "papers": list(self.papers), "sources": list(self.sources)}
+
+
+# What two copies of one abstract share whatever the export: its letters and digits, case folded
+# (BibTeX braces, RIS line breaks, HTML entities decoded or not, punctuation and spaces differ).
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def _text_key(text: str) -> bytes:
+    """A digest of *text*'s letters and digits, case folded: equal for two exports of one abstract."""
+    return hashlib.blake2b(_NOT_WORD.sub("", text.casefold()).encode("utf-8"), digest_size=16).digest()
+
+
+def _identities(record: _Record) -> list[str]:
+    """The identifiers that make *record* the same paper as another: its DOI and arXiv id."""
+    return [f"doi:{record.doi}"] * bool(record.doi) + [f"arxiv:{record.arxiv}"] * bool(record.arxiv)
+
+
+class _Papers:
+    """Records joined into papers: one paper per abstract (by content id, or by its letters and
+    digits) and per DOI or arXiv id when the abstracts agree; one identifier on two different
+    abstracts is a `Conflict`, reported, never resolved by dropping either."""
+
+    def __init__(self) -> None:
+        self.papers: dict[str, Paper] = {}
+        self.more: dict[str, list[Source]] = {}  # the sources after the first of each paper
+        self.by_text: dict[bytes, str] = {}
+        self.by_identity: dict[str, str] = {}
+        self.conflicts: dict[str, list[tuple[str, Source]]] = {}
+        self.merged = 0
+        self.notes = Warnings()
+
+    def add(self, record: _Record) -> None:
+        text = record.text if record.text is not None else clean_text(record.abstract)
+        pid, key = paper_id(record.abstract), _text_key(text)
+        if pid in self.papers:
+            self._join(pid, record, "same abstract")
+        elif (known := self.by_text.get(key)) is not None:
+            self._join(known, record, "same abstract (up to case, punctuation and markup)")
+        else:
+            for identity in _identities(record):
+                if (other := self.by_identity.get(identity)) is not None:
+                    self._conflict(identity, other, pid, record)
+            self._new(pid, key, text, record)
+
+    def _new(self, pid: str, key: bytes, text: str, record: _Record) -> None:
+        self.papers[pid] = Paper(
+            id=pid,
+            abstract=record.abstract,
+            text=record.abstract if text == record.abstract else text,  # one string when cleaning changed nothing
+            title=record.title,
+            venue=record.venue,
+            year=record.year,
+            source_id=record.source_id,
+            urls=find_urls(record.abstract),
+            sources=(record.source,),
+            doi=record.doi,
+            arxiv=record.arxiv,
+            authors=record.authors,
+            journal_ref=record.journal_ref,
         )
-        more.setdefault(pid, []).append(record.source)  # joined once at the end: a tuple grown per copy is quadratic
+        self.by_text.setdefault(key, pid)
+        for identity in _identities(record):
+            self.by_identity.setdefault(identity, pid)
+
+    def _join(self, pid: str, record: _Record, same: str) -> None:
+        known = self.papers[pid]
+        self.merged += 1
+        self.notes.append(Diagnostic(
+            record.source.file, _where(record.source),
+            f"{same} as {known.sources[0]}; kept once as paper {pid} with both sources{_dropped(known, record)}",
+            "duplicate_merged"))
+        self.more.setdefault(pid, []).append(record.source)  # joined once at the end: a tuple grown per copy is quadratic
         fields = ("title", "venue", "year", "source_id", "doi", "arxiv", "authors", "journal_ref")
         if not all(getattr(known, f) for f in fields):
-            papers[pid] = replace(known, **{f: getattr(known, f) or getattr(record, f) for f in fields})
-    for pid, sources in more.items():
-        papers[pid] = replace(papers[pid], sources=papers[pid].sources + tuple(sources))
-    return list(papers.values()), merged, notes
+            self.papers[pid] = replace(known, **{f: getattr(known, f) or getattr(record, f) for f in fields})
+        for identity in _identities(record):
+            self.by_identity.setdefault(identity, pid)
+
+    def _conflict(self, identity: str, other: str, pid: str, record: _Record) -> None:
+        first = self.papers[other]
+        kind, _, value = identity.partition(":")
+        name = "DOI" if kind == "doi" else "arXiv id"
+        self.notes.append(Diagnostic(
+            record.source.file, _where(record.source),
+            f"{name} {value} is also that of {first.sources[0]} (paper {other}), whose abstract differs; both are kept "
+            f"as separate papers with this {name}: check which record it belongs to and fix the other",
+            "identifier_conflict"))
+        found = self.conflicts.setdefault(identity, [(other, first.sources[0])])
+        found.append((pid, record.source))
+
+    def result(self) -> tuple[list[Paper], int, list[Diagnostic], tuple[Conflict, ...]]:
+        for pid, sources in self.more.items():
+            self.papers[pid] = replace(self.papers[pid], sources=self.papers[pid].sources + tuple(sources))
+        conflicts = tuple(Conflict(identity, tuple(p for p, _ in found), tuple(str(s) for _, s in found))
+                          for identity, found in self.conflicts.items())
+        return list(self.papers.values()), self.merged, self.notes, conflicts
+
+
+def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnostic], tuple[Conflict, ...]]:
+    """One paper per distinct abstract and per DOI or arXiv id, every source kept, input order;
+    the identifiers given to different abstracts."""
+    papers = _Papers()
+    for record in records:
+        papers.add(record)
+    return papers.result()
 
 
 def _dropped(known: Paper, record: _Record) -> str:
     """What of *record*'s venue and year its paper, *known*, does not keep: '' when nothing."""
-    kept = [(what, k, r) for what, k, r in (("venue", known.venue, record.venue), ("year", known.year, record.year))
-            if k is not None and r is not None and k != r]
+    pairs = (("venue", known.venue, record.venue), ("year", known.year, record.year), ("DOI", known.doi, record.doi),
+             ("arXiv id", known.arxiv, record.arxiv))
+    kept = [(what, k, r) for what, k, r in pairs if k is not None and r is not None and k != r]
     if not kept:
         return ""
     what = " and ".join(w for w, _, _ in kept)
@@ -631,7 +706,7 @@ def read_papers(paths: Sequence[str | Path]) -> ReadReport:
         digests.append(digest)
         for key, n in skips.items():
             skipped[key] = skipped.get(key, 0) + n
-    papers, merged, notes = _merge(records)
+    papers, merged, notes, conflicts = _merge(records)
     warnings.extend(notes)
     if not papers:
         first = next((w for w in warnings if w.reason in skipped), None)
@@ -646,6 +721,7 @@ def read_papers(paths: Sequence[str | Path]) -> ReadReport:
         records_read=len(records),
         duplicates_merged=merged,
         skipped=skipped,
+        conflicts=conflicts,
     )
 
 

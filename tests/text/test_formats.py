@@ -316,8 +316,9 @@ def _rows(here, name, rows, end="\n"):
 @pytest.mark.parametrize("kind", ["openalex", "arxiv"])
 def test_json_lines_of_works_are_split_at_line_ends_only(here, kind, end):
     """U+2028, U+2029 and U+0085 in a JSON string end no row; any line end (\\r of old Macs too) does."""
-    make = (lambda i, t: _work(id=f"https://openalex.org/W{i}", title=t, abstract_inverted_index={f"Row{i}": [0], "text.": [1]})) \
-        if kind == "openalex" else (lambda i, t: _arxiv_row(id=f"0704.000{i}", title=t, abstract=f"Row{i} text."))
+    make = (lambda i, t: _work(id=f"https://openalex.org/W{i}", doi=f"https://doi.org/10.5555/row.{i}", title=t,
+                               abstract_inverted_index={f"Row{i}": [0], "text.": [1]})) \
+        if kind == "openalex" else (lambda i, t: _arxiv_row(id=f"0704.000{i}", doi=f"10.5555/row.{i}", title=t, abstract=f"Row{i} text."))
     report = _rows(here, "works.jsonl", [make(1, "a\u2028b"), make(2, "c\u2029d\x85e")], end=end)
     assert [p.abstract for p in report.papers] == ["Row1 text.", "Row2 text."] and said(report) == []
     assert [p.title for p in report.papers] == ["a b", "c d e"]

@@ -654,3 +654,54 @@ def test_rows_carry_a_doi_an_arxiv_id_and_authors_checked_as_the_other_formats_d
         "x.jsonl, row 2: arXiv id '1234' is not an arXiv id (such as 2401.00001 or hep-th/9608091); the paper is kept without it",
         "x.jsonl, row 3: authors {'name': 'x'} are not a list of names; the paper is kept without them",
     ]
+
+
+# --------------------------------------------------------------------------- one paper per DOI or arXiv id
+
+SAME_BIB = """@article{same1, title = {A {LSTM} Study}, doi = {10.5555/same.1}, year = 2020,
+  abstract = {We study {LSTM} networks for {S}peech recognition and show gains on two benchmarks.}}
+"""
+SAME_RIS = """TY  - JOUR
+TI  - A LSTM Study
+DO  - https://doi.org/10.5555/SAME.1
+AB  - We study LSTM networks for Speech recognition and show gains on two benchmarks.
+PY  - 2020
+ER  - 
+"""
+
+
+def test_one_paper_exported_as_bibtex_and_ris_is_one_paper(tmp_path):
+    """The same DOI and the same abstract up to BibTeX's braces: one paper with both sources."""
+    bib, ris = write(tmp_path / "a.bib", SAME_BIB), write(tmp_path / "b.ris", SAME_RIS)
+    report = read_papers([bib, ris])
+    assert len(report.papers) == 1 and report.duplicates_merged == 1 and report.conflicts == ()
+    (paper,) = report.papers
+    assert paper.doi == "10.5555/same.1" and [s.file.rsplit("/", 1)[-1] for s in paper.sources] == ["a.bib", "b.ris"]
+    assert [w.reason for w in report.warnings] == ["duplicate_merged"]
+
+
+def test_one_doi_on_two_different_abstracts_is_reported_not_resolved(tmp_path):
+    """Both records are kept (neither abstract is lost); the conflict is a warning and in the report."""
+    other = SAME_RIS.replace("We study LSTM networks for Speech recognition", "Protein folding with transformers")
+    bib, ris = write(tmp_path / "a.bib", SAME_BIB), write(tmp_path / "b.ris", other)
+    report = read_papers([bib, ris])
+    assert len(report.papers) == 2 and report.duplicates_merged == 0
+    (conflict,) = report.conflicts
+    assert conflict.identifier == "doi:10.5555/same.1" and conflict.papers == tuple(p.id for p in report.papers)
+    assert conflict.sources == ("a.bib, line 1", "b.ris, line 1")
+    (warning,) = [w for w in report.warnings if w.reason == "identifier_conflict"]
+    assert "DOI 10.5555/same.1 is also that of" in str(warning) and "both are kept" in str(warning)
+
+
+def test_one_arxiv_id_with_different_versions_of_an_abstract_is_a_conflict(tmp_path):
+    rows = [{"abstract": ABSTRACT_A, "arxiv": "2101.00001v1"}, {"abstract": ABSTRACT_B, "arxiv": "arXiv:2101.00001v2"}]
+    f = write(tmp_path / "a.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    report = read_papers([f])
+    assert len(report.papers) == 2 and [c.identifier for c in report.conflicts] == ["arxiv:2101.00001"]
+
+
+def test_the_same_abstract_up_to_case_and_punctuation_is_one_paper(tmp_path):
+    f = write(tmp_path / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n\n{ABSTRACT_A.upper().replace(' ', ' -- ')}\n")
+    report = read_papers([f])
+    assert len(report.papers) == 1 and report.duplicates_merged == 1
+    assert "same abstract (up to case, punctuation and markup)" in str(report.warnings[0])
