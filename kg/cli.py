@@ -6,6 +6,7 @@ Errors kg raises on purpose become one line on stderr and the exit code of their
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -248,12 +249,71 @@ cli.add_command(eval_command, "eval")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the CLI, turning kg's errors into one line and an exit code."""
-    if argv is None:  # the kg program, which ends after this: the collection Python runs at exit
-        import atexit  # walks every object (2-3 s once torch and a 10,000-paper graph are loaded)
-        import gc  # and frees nothing the exit would not
+    """Entry point: run the CLI, turning kg's errors into one line and an exit code.
 
-        atexit.register(gc.freeze)
+    Ctrl-C exits 130 whenever it comes. Python raises KeyboardInterrupt where the main thread
+    is, and one raised inside a ``__del__`` (tqdm's, say) or while the interpreter exits is
+    printed as "Exception ignored" and lost: the build went on, and ``kg`` exited 0. So the
+    interrupt is also recorded when it comes, a command that finished despite one exits 130,
+    and the program (*argv* None) ends with `_exit_now` instead of the interpreter's teardown."""
+    import signal
+    import threading
+
+    if argv is None:  # the kg program: registered first, so run last of every exit callback
+        import atexit
+
+        atexit.register(_exit_now)
+    came: list[int] = []
+
+    def interrupted(signum, frame) -> None:
+        came.append(signum)
+        raise KeyboardInterrupt
+
+    watch = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if watch:
+        signal.signal(signal.SIGINT, interrupted)
+    try:
+        _run(argv)
+        if came:  # an interrupt some library swallowed while the command went on to finish
+            click.echo("interrupted; the command had finished its work (its outputs are whole)", err=True)
+            sys.exit(130)
+    except SystemExit as e:
+        _exit_code[0] = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        raise
+    except BaseException as e:  # a bug's traceback (1), or Ctrl-C between two lines of this function
+        _exit_code[0] = 130 if isinstance(e, KeyboardInterrupt) else 1
+        raise
+    finally:
+        if watch:
+            signal.signal(signal.SIGINT, _interrupted_at_exit if argv is None else signal.default_int_handler)
+
+
+_exit_code = [0]  # what the kg program exits with (`main` sets it; `_exit_now` uses it)
+
+
+def _interrupted_at_exit(signum, frame) -> None:
+    """Ctrl-C while the program exits, its work done: 130 now, not a lost exception and 0."""
+    _exit_code[0] = 130
+    _exit_now(note="interrupted while exiting; the command had finished its work\n")
+
+
+def _exit_now(note: str = "") -> None:
+    """End the kg program with its exit code, once stdout and stderr are flushed: the
+    interpreter's own teardown (every module's objects, a last collection: 2-3 s once torch
+    and a 10,000-paper graph are loaded) frees nothing the exit would not, and a Ctrl-C in it
+    was lost. Every other exit callback has run: this one was registered first."""
+    import os
+
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(note)
+        sys.stderr.flush()
+    os._exit(_exit_code[0])
+
+
+def _run(argv: list[str] | None) -> None:
+    """`cli` on *argv*, with kg's errors, click's and interrupts turned into exit codes."""
     try:
         cli.main(args=argv, prog_name="kg", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt) as e:  # click gives a KeyboardInterrupt as Abort, its cause
@@ -269,4 +329,3 @@ def main(argv: list[str] | None = None) -> None:
     except KGError as e:
         click.echo(f"error: {printable(str(e))}", err=True)  # one line, whatever a file name or a value holds
         sys.exit(e.exit_code)
-

@@ -238,6 +238,52 @@ def test_the_cli_says_when_an_interrupt_came_after_the_outputs_were_written(run_
     assert result.code == 130 and result.err.endswith(f"interrupted; the new outputs are all in {tmp_path}/\n")
 
 
+def test_an_interrupt_a_library_swallows_still_exits_130(run_cli, tmp_path, monkeypatch):
+    """Ctrl-C raised inside a ``__del__`` (tqdm's, at the end of a build) is printed as "Exception
+    ignored" by Python and lost; the build went on and kg exited 0. The CLI records it when it comes."""
+    import signal
+
+    class Swallows:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)  # the handler's KeyboardInterrupt is raised here, and ignored
+
+    import kg.sparql.catalogue
+
+    real = kg.sparql.catalogue.list_queries
+
+    def listed():
+        Swallows()  # deleted at once
+        return real()
+
+    monkeypatch.setattr(kg.sparql.catalogue, "list_queries", listed)
+    result = run_cli("queries")
+    assert result.code == 130 and "top-concepts" in result.out, result.err
+    assert result.err.endswith("interrupted; the command had finished its work (its outputs are whole)\n")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back to the test process
+
+
+def test_an_interrupt_while_kg_exits_is_130(tmp_path):
+    """The kg program, its work done, gets SIGINT while it exits: 130, not 0 or a signal's death."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import sys, threading, os, signal, time\n"
+            "import kg.cli\n"
+            "def late():\n"
+            "    time.sleep(0.3)\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(5)\n"
+            "t = threading.Thread(target=late)\n"  # not a daemon: the interpreter waits for it as it exits
+            "t.start()\n"
+            "sys.argv = ['kg', 'queries']\n"
+            "sys.exit(kg.cli.main())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert "top-concepts" in done.stdout  # the command ran whole
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert done.stderr.endswith("interrupted while exiting; the command had finished its work\n")
+
+
 @pytest.mark.parametrize("where", ["a file", "under a file"])
 def test_an_output_folder_that_cannot_be_one_is_one_line_and_exit_5_before_any_work(run_cli, tmp_path, where):
     taken = tmp_path / "out.txt"
