@@ -130,6 +130,94 @@ def test_a_repeated_field_keeps_the_first_with_a_warning(here):
     assert said(report) == ["twice.bib, entry a (line 1): field 'year' given 2 times ('{2020}', '{2021}'); the first is kept"]
 
 
+def _doubling(levels: int) -> str:
+    """@string macros that double each other *levels* times (2 ** levels * 2 characters in full)."""
+    return '@string{a0 = "xx"}\n' + "".join(f"@string{{a{i} = a{i - 1} # a{i - 1}}}\n" for i in range(1, levels + 1))
+
+
+def test_macros_that_double_each_other_are_not_built_past_the_limit(here):
+    """Issue 43: 40 levels of doubling (3.8 KB) took 2 GB in 6 s; the limit applies while expanding."""
+    bib = _doubling(40) + "@article{k, title = a40, journal = a3, abstract = {Graph networks pass messages.}}\n"
+    bib += "@article{big, title = {T}, abstract = a40 # {.}}\n"
+    (here / "double.bib").write_text(bib, encoding="utf-8")
+    report = read_papers(["double.bib"])
+    (paper,) = report.papers
+    assert paper.title is None and paper.venue == "x" * 16  # kept without the field that uses a40
+    assert report.skipped == {"row_without_abstract": 1}
+    told = said(report, "macro_too_long")
+    assert told[0] == ("double.bib, @string a16 (line 17): expands past kg's limit of 100,000 characters (macros that repeat each "
+                       "other?); 'a16' is not defined, and fields that use it are left out")
+    cause = "(@string a16 (line 17) expands past kg's limit of 100,000 characters (macros that repeat each other?))"
+    assert f"double.bib, @string a40 (line 41): uses 'a39', which is not defined {cause}; 'a40' is not defined, and fields that use it are left out" in said(report)
+    assert (f"double.bib, entry k (line 42): title: @string macro 'a40' {cause} is not defined; the paper is kept without this field "
+            "(define it with @string)") in said(report, "undefined_macro")
+    assert "double.bib, entry big (line 43): no abstract (the 'abstract' field is missing); entry skipped" in said(report)
+
+
+def test_a_field_of_macros_past_the_limit_is_not_built(here):
+    bib = _doubling(15) + "@article{k, title = a15 # a15, journal = a12, abstract = {Graph networks pass messages.}}\n"  # 2 x 65,536
+    (here / "wide.bib").write_text(bib, encoding="utf-8")
+    report = read_papers(["wide.bib"])
+    (paper,) = report.papers
+    assert paper.title is None and paper.venue == "x" * 8192
+    assert said(report) == [
+        "wide.bib, entry k (line 17): title: its @string macros expand past kg's limit of 100,000 characters; not built, the paper "
+        "is kept without this field (macros that repeat each other?)"]
+
+
+def test_what_the_macros_of_a_file_build_in_all_is_bounded(here, monkeypatch):
+    """One macro of 8,192 characters used by many small entries: each is under the limit, the file's sum is bounded."""
+    import kg.text.files
+
+    bib = _doubling(12) + "".join(f"@article{{e{i}, journal = a12, abstract = {{Abstract {i}.}}}}\n" for i in range(4))
+    (here / "many.bib").write_text(bib, encoding="utf-8")
+    monkeypatch.setattr(kg.text.files, "MAX_RECORD_CHARS", 30_000)  # the macros take 16,380, the first entry 8,192
+    report = read_papers(["many.bib"])
+    assert [p.venue is None for p in report.papers] == [False, True, True, True]
+    assert said(report) == [
+        f"many.bib, entry e{i} (line {14 + i}): journal: its @string macros expand past what kg builds from macros in one file "
+        "(30,000 characters in all); not built, the paper is kept without this field (macros that repeat each other?)" for i in (1, 2, 3)]
+
+
+def test_doubling_macros_are_read_at_once(here):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_clean import _finishes
+
+    from kg.text.formats.bibtex import read_bibtex
+
+    bib = _doubling(40) + "".join(f"@article{{k{i}, title = a40, abstract = a15 # a15 # {{{i}}}}}\n" for i in range(200))
+    got = []
+    assert _finishes(lambda: got.append(read_bibtex("x.bib", bib)), seconds=10)
+    records, warnings, skipped = got[0]
+    assert records == [] and skipped == {"row_without_abstract": 200}
+    assert sum(w.reason == "macro_too_long" for w in warnings) == 1 + 200  # a16, then each abstract
+
+
+def test_a_macro_used_before_it_is_defined_or_by_itself_is_named(here):
+    """Issue 43: these left the title and journal empty without a word."""
+    bib = ("@string{fwd = later}\n@string{self = self # self}\n@string{later = {Later}}\n@string{next = fwd # {!}}\n"
+           "@article{k, title = fwd, journal = self, series = next, abstract = {Graph networks pass messages.}}\n")
+    (here / "order.bib").write_text(bib, encoding="utf-8")
+    report = read_papers(["order.bib"])
+    (paper,) = report.papers
+    assert paper.title is None and paper.venue is None
+    assert said(report) == [
+        "order.bib, @string fwd (line 1): uses 'later' before its @string at line 3; 'fwd' is not defined, and fields that use it are left out",
+        "order.bib, @string self (line 2): uses itself; 'self' is not defined, and fields that use it are left out",
+        "order.bib, @string next (line 4): uses 'fwd', which is not defined (@string fwd (line 1) uses 'later' before its @string at "
+        "line 3); 'next' is not defined, and fields that use it are left out",
+        "order.bib, entry k (line 5): title: @string macro 'fwd' (@string fwd (line 1) uses 'later' before its @string at line 3) is "
+        "not defined; the paper is kept without this field (define it with @string)",
+        "order.bib, entry k (line 5): journal: @string macro 'self' (@string self (line 2) uses itself) is not defined; the paper is "
+        "kept without this field (define it with @string)",
+        "order.bib, entry k (line 5): series: @string macro 'next' (@string fwd (line 1) uses 'later' before its @string at line 3) "
+        "is not defined; the paper is kept without this field (define it with @string)",
+    ]
+    assert {w.reason for w in report.warnings} == {"undefined_macro"}
+
+
 # --------------------------------------------------------------------------- RIS and Web of Science
 
 
