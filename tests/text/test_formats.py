@@ -218,6 +218,20 @@ def test_a_macro_used_before_it_is_defined_or_by_itself_is_named(here):
     assert {w.reason for w in report.warnings} == {"undefined_macro"}
 
 
+def test_a_doi_holding_a_right_to_left_override_is_a_warning_and_the_paper_is_kept_without_it(here):
+    (here / "spoof.bib").write_text("@article{k, doi = {10.5555/abc\u202egpj.1}, abstract = {Graph networks pass messages.}}\n"
+                                    "@article{j, eprint = {2401.00001\ufffd}, eprinttype = {arXiv}, abstract = {Another abstract.}}\n",
+                                    encoding="utf-8")
+    report = read_papers(["spoof.bib"])
+    assert [(p.doi, p.arxiv) for p in report.papers] == [(None, None), (None, None)]
+    assert said(report, "bad_identifier") == [
+        "spoof.bib, entry k (line 1): DOI '10.5555/abc\\u202egpj.1' is not a DOI: it holds U+202E RIGHT-TO-LEFT OVERRIDE, an "
+        "invisible or bidirectional format character (it could make one identifier look like another); the paper is kept without it",
+        "spoof.bib, entry j (line 2): arXiv id '2401.00001\ufffd' is not an arXiv id: it holds U+FFFD REPLACEMENT CHARACTER, the mark "
+        "of a character that could not be decoded (it could make one identifier look like another); the paper is kept without it",
+    ]
+
+
 # --------------------------------------------------------------------------- RIS and Web of Science
 
 
