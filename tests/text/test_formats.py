@@ -284,6 +284,29 @@ def test_a_txt_file_that_is_ris_or_bibtex_is_read_as_such(here):
         "An abstract exported as RIS.", "An abstract exported as BibTeX."]
 
 
+@pytest.mark.parametrize("name", ["savedrecs.txt", "savedrecs.ris"])
+def test_a_web_of_science_export_with_no_records_is_an_error_not_an_abstract(here, name):
+    """Issue 43: read as an abstract list, it gave one paper whose abstract was "VR 1.0 EF"."""
+    (here / name).write_text("FN Clarivate Analytics Web of Science\nVR 1.0\nEF\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^{name}: a Web of Science export with no records \(no 'PT' line between its 'FN' and "
+                       r"'EF' lines\); export the records again"):
+        read_papers([name])
+
+
+def test_an_ris_file_with_no_records_is_an_error_saying_so(here):
+    (here / "none.ris").write_text("Provider: nobody\nContent: text/plain\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"^none.ris: an RIS file with no records \(no 'TY  - ' line\); export RIS records"):
+        read_papers(["none.ris"])
+
+
+@pytest.mark.parametrize("text, why", [('{"meta": {"count": 0}, "results": []}', "an OpenAlex API response with no works "
+                                        "\\(its 'results' list is empty\\)"), ("[]", "an empty JSON list; put OpenAlex works")])
+def test_a_json_document_with_no_works_is_an_error_saying_so(here, text, why):
+    (here / "none.json").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^none.json: {why}"):
+        read_papers(["none.json"])
+
+
 # --------------------------------------------------------------------------- OpenAlex
 
 
