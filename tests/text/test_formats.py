@@ -365,6 +365,30 @@ def test_an_inverted_index_is_put_back_in_the_order_of_its_positions():
     assert abstract_text({"a": [0], "b": [-1]}) is None and abstract_text(["a"]) is None
 
 
+def test_an_inverted_index_past_the_limit_is_refused_before_it_is_rebuilt(here):
+    """Issue 43: the abstract was rebuilt from every position (a tuple each, sorted) before its length was checked."""
+    import tracemalloc
+
+    from kg.text.formats.openalex import read_openalex_works
+
+    works = [_work(id="https://openalex.org/W1", abstract_inverted_index={"a": list(range(1_000_000))}),
+             _work(id="https://openalex.org/W2", abstract_inverted_index={"Graphs": [0], "matter.": [1_000_000_000]}),
+             _work(id="https://openalex.org/W3", abstract_inverted_index={"Graphs": [0], "matter.": [7]})]
+    tracemalloc.start()
+    try:
+        records, warnings, skipped = read_openalex_works("x.json", works)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, f"{peak:,} bytes"  # 1,000,000 positions: ~70 MB when rebuilt first
+    assert [r.abstract for r in records] == ["Graphs matter."] and skipped == {"too_long": 1, "malformed_row": 1}
+    assert [str(w) for w in warnings] == [
+        "x.json, row 1 (W1): abstract of 1,999,999 characters, over kg's limit of 100,000; work skipped (check that it is an abstract)",
+        "x.json, row 2 (W2): an 'abstract_inverted_index' with a word at position 1,000,000,000, past any abstract kg reads "
+        "(100,000 characters); work skipped",
+    ]
+
+
 # --------------------------------------------------------------------------- arXiv
 
 
