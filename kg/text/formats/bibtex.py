@@ -4,7 +4,8 @@ bibtexparser splits the file into blocks and fields and names every block it cou
 parse; kg reads the field values itself (``@string`` macros, ``#`` concatenation, braces and
 quotes), so that an undefined macro or a broken entry is a warning naming the entry and its
 line, and every other entry is read. An entry is a record when it has an ``abstract``; its
-key is the record's ``source_id``.
+key is the record's ``source_id``. Macros are expanded within kg's limits (`_Macros`), and
+``crossref`` is not followed.
 """
 
 from __future__ import annotations
