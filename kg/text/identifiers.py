@@ -9,6 +9,7 @@ the readers turn it into a warning and keep the paper without it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -25,7 +26,7 @@ class Checked:
 
 # A DOI is "10." + a registrant code of digits (dot-separated parts) + "/" + a suffix of any
 # printable characters (ISO 26324); DOIs are case-insensitive, and kg writes them in lowercase.
-_DOI = re.compile(r"10\.\d{4,9}(?:\.\d+)*/\S+")
+_DOI = re.compile(r"10\.[0-9]{4,9}(?:\.[0-9]+)*/\S+")  # ASCII digits: \d takes any script's
 _DOI_PREFIXES = re.compile(r"^(?:doi:\s*|(?:https?://)?(?:dx\.)?doi\.org/|info:doi/)", re.IGNORECASE)
 
 
@@ -43,9 +44,25 @@ def check_doi(text: object) -> Checked:
     value = _DOI_PREFIXES.sub("", text.strip())
     if "%" in value:  # a DOI URL percent-encodes what a URL cannot hold
         value = unquote(value)
-    if not _DOI.fullmatch(value) or any(ord(c) < 32 or ord(c) == 127 for c in value):
+    hidden = _hidden(value)
+    if hidden:
+        return Checked(None, f"{text.strip()[:80]!r} is not a DOI: it holds {hidden}")
+    if not _DOI.fullmatch(value):
         return Checked(None, f"{text.strip()[:80]!r} is not a DOI (10.<registrant>/<suffix>)")
     return Checked(value.lower())
+
+
+def _hidden(value: str) -> str | None:
+    """The first character of *value* no identifier may hold, named, or None: a control character,
+    a format character (a right-to-left override, a zero-width space) or U+FFFD. DOIs and arXiv ids
+    are shown in the graph and the map, where such a character hides or reorders what is shown
+    (one DOI could pass for another)."""
+    for c in value:
+        if unicodedata.category(c) in ("Cc", "Cf", "Cs") or c == "\ufffd":
+            what = ("the mark of a character that could not be decoded" if c == "\ufffd" else "a control character"
+                    if unicodedata.category(c) == "Cc" else "an invisible or bidirectional format character")
+            return f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip() + f", {what} (it could make one identifier look like another)"
+    return None
 
 
 def doi_iri(doi: str) -> str:
@@ -55,8 +72,8 @@ def doi_iri(doi: str) -> str:
 
 # New-style arXiv ids (since April 2007): YYMM.NNNN or YYMM.NNNNN; old-style: archive(.subject
 # class)/YYMMNNN. A version (v2) is dropped: kg names the paper, not one of its versions.
-_ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(?:v\d+)?")
-_ARXIV_OLD = re.compile(r"([a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?")
+_ARXIV_NEW = re.compile(r"([0-9]{4}\.[0-9]{4,5})(?:v[0-9]+)?")
+_ARXIV_OLD = re.compile(r"([a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/[0-9]{7})(?:v[0-9]+)?")
 _ARXIV_PREFIXES = re.compile(r"^(?:arxiv:\s*|(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.IGNORECASE)
 
 
@@ -70,6 +87,9 @@ def check_arxiv(text: object) -> Checked:
     if not isinstance(text, str) or not text.strip():
         return Checked(None, f"{text!r} is not an arXiv id (such as 2401.00001 or hep-th/9608091)")
     value = _ARXIV_PREFIXES.sub("", text.strip()).removesuffix(".pdf")
+    hidden = _hidden(value)
+    if hidden:
+        return Checked(None, f"{text.strip()[:80]!r} is not an arXiv id: it holds {hidden}")
     match = _ARXIV_NEW.fullmatch(value) or _ARXIV_OLD.fullmatch(value)
     if not match:
         return Checked(None, f"{text.strip()[:80]!r} is not an arXiv id (such as 2401.00001 or hep-th/9608091)")
@@ -81,7 +101,7 @@ def arxiv_iri(arxiv: str) -> str:
     return "https://arxiv.org/abs/" + arxiv
 
 
-_ORCID = re.compile(r"(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dX])")
+_ORCID = re.compile(r"([0-9]{4})-?([0-9]{4})-?([0-9]{4})-?([0-9]{3}[0-9X])")
 _ORCID_PREFIXES = re.compile(r"^(?:orcid:\s*|(?:https?://)?(?:www\.)?(?:sandbox\.)?orcid\.org/)", re.IGNORECASE)
 
 

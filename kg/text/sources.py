@@ -12,6 +12,7 @@ of `FOLDER_SUFFIXES`; a file named on its own is read whatever its name.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import hashlib
@@ -55,6 +56,9 @@ __all__ = [
 TEXT_SUFFIXES = (".txt",)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv", ".tsv")
+# A CSV field (Python's default): the csv module stops at it while reading, whatever another
+# library in the process set (scipy's ARFF reader sets no limit at all).
+MAX_CSV_FIELD_CHARS = 131_072
 OTHER_SUFFIXES = (".json", ".bib", ".ris")  # OpenAlex works and JSON, BibTeX, RIS: kg.text.formats
 # What a folder is read for (the formats docs/input.md documents); a file named on its own is
 # read whatever its suffix, as an abstract list unless its content is of another format.
@@ -361,7 +365,23 @@ def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], 
     return records, notes, skipped
 
 
+@contextlib.contextmanager
+def _csv_field_limit():
+    """`MAX_CSV_FIELD_CHARS` as the csv module's field limit while kg reads a CSV file (the limit
+    is the process's: the one found is put back after)."""
+    before = csv.field_size_limit(MAX_CSV_FIELD_CHARS)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
+
+
 def _read_csv(name: str, text: str, delimiter: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
+    with _csv_field_limit():
+        return _read_csv_rows(name, text, delimiter)
+
+
+def _read_csv_rows(name: str, text: str, delimiter: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
     notes = Warnings()
     skipped: dict[str, int] = {}
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)

@@ -130,6 +130,108 @@ def test_a_repeated_field_keeps_the_first_with_a_warning(here):
     assert said(report) == ["twice.bib, entry a (line 1): field 'year' given 2 times ('{2020}', '{2021}'); the first is kept"]
 
 
+def _doubling(levels: int) -> str:
+    """@string macros that double each other *levels* times (2 ** levels * 2 characters in full)."""
+    return '@string{a0 = "xx"}\n' + "".join(f"@string{{a{i} = a{i - 1} # a{i - 1}}}\n" for i in range(1, levels + 1))
+
+
+def test_macros_that_double_each_other_are_not_built_past_the_limit(here):
+    """Issue 43: 40 levels of doubling (3.8 KB) took 2 GB in 6 s; the limit applies while expanding."""
+    bib = _doubling(40) + "@article{k, title = a40, journal = a3, abstract = {Graph networks pass messages.}}\n"
+    bib += "@article{big, title = {T}, abstract = a40 # {.}}\n"
+    (here / "double.bib").write_text(bib, encoding="utf-8")
+    report = read_papers(["double.bib"])
+    (paper,) = report.papers
+    assert paper.title is None and paper.venue == "x" * 16  # kept without the field that uses a40
+    assert report.skipped == {"row_without_abstract": 1}
+    told = said(report, "macro_too_long")
+    assert told[0] == ("double.bib, @string a16 (line 17): expands past kg's limit of 100,000 characters (macros that repeat each "
+                       "other?); 'a16' is not defined, and fields that use it are left out")
+    cause = "(@string a16 (line 17) expands past kg's limit of 100,000 characters (macros that repeat each other?))"
+    assert f"double.bib, @string a40 (line 41): uses 'a39', which is not defined {cause}; 'a40' is not defined, and fields that use it are left out" in said(report)
+    assert (f"double.bib, entry k (line 42): title: @string macro 'a40' {cause} is not defined; the paper is kept without this field "
+            "(define it with @string)") in said(report, "undefined_macro")
+    assert "double.bib, entry big (line 43): no abstract (the 'abstract' field is missing); entry skipped" in said(report)
+
+
+def test_a_field_of_macros_past_the_limit_is_not_built(here):
+    bib = _doubling(15) + "@article{k, title = a15 # a15, journal = a12, abstract = {Graph networks pass messages.}}\n"  # 2 x 65,536
+    (here / "wide.bib").write_text(bib, encoding="utf-8")
+    report = read_papers(["wide.bib"])
+    (paper,) = report.papers
+    assert paper.title is None and paper.venue == "x" * 8192
+    assert said(report) == [
+        "wide.bib, entry k (line 17): title: its @string macros expand past kg's limit of 100,000 characters; not built, the paper "
+        "is kept without this field (macros that repeat each other?)"]
+
+
+def test_what_the_macros_of_a_file_build_in_all_is_bounded(here, monkeypatch):
+    """One macro of 8,192 characters used by many small entries: each is under the limit, the file's sum is bounded."""
+    import kg.text.files
+
+    bib = _doubling(12) + "".join(f"@article{{e{i}, journal = a12, abstract = {{Abstract {i}.}}}}\n" for i in range(4))
+    (here / "many.bib").write_text(bib, encoding="utf-8")
+    monkeypatch.setattr(kg.text.files, "MAX_RECORD_CHARS", 30_000)  # the macros take 16,380, the first entry 8,192
+    report = read_papers(["many.bib"])
+    assert [p.venue is None for p in report.papers] == [False, True, True, True]
+    assert said(report) == [
+        f"many.bib, entry e{i} (line {14 + i}): journal: its @string macros expand past what kg builds from macros in one file "
+        "(30,000 characters in all); not built, the paper is kept without this field (macros that repeat each other?)" for i in (1, 2, 3)]
+
+
+def test_doubling_macros_are_read_at_once(here):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_clean import _finishes
+
+    from kg.text.formats.bibtex import read_bibtex
+
+    bib = _doubling(40) + "".join(f"@article{{k{i}, title = a40, abstract = a15 # a15 # {{{i}}}}}\n" for i in range(200))
+    got = []
+    assert _finishes(lambda: got.append(read_bibtex("x.bib", bib)), seconds=10)
+    records, warnings, skipped = got[0]
+    assert records == [] and skipped == {"row_without_abstract": 200}
+    assert sum(w.reason == "macro_too_long" for w in warnings) == 1 + 200  # a16, then each abstract
+
+
+def test_a_macro_used_before_it_is_defined_or_by_itself_is_named(here):
+    """Issue 43: these left the title and journal empty without a word."""
+    bib = ("@string{fwd = later}\n@string{self = self # self}\n@string{later = {Later}}\n@string{next = fwd # {!}}\n"
+           "@article{k, title = fwd, journal = self, series = next, abstract = {Graph networks pass messages.}}\n")
+    (here / "order.bib").write_text(bib, encoding="utf-8")
+    report = read_papers(["order.bib"])
+    (paper,) = report.papers
+    assert paper.title is None and paper.venue is None
+    assert said(report) == [
+        "order.bib, @string fwd (line 1): uses 'later' before its @string at line 3; 'fwd' is not defined, and fields that use it are left out",
+        "order.bib, @string self (line 2): uses itself; 'self' is not defined, and fields that use it are left out",
+        "order.bib, @string next (line 4): uses 'fwd', which is not defined (@string fwd (line 1) uses 'later' before its @string at "
+        "line 3); 'next' is not defined, and fields that use it are left out",
+        "order.bib, entry k (line 5): title: @string macro 'fwd' (@string fwd (line 1) uses 'later' before its @string at line 3) is "
+        "not defined; the paper is kept without this field (define it with @string)",
+        "order.bib, entry k (line 5): journal: @string macro 'self' (@string self (line 2) uses itself) is not defined; the paper is "
+        "kept without this field (define it with @string)",
+        "order.bib, entry k (line 5): series: @string macro 'next' (@string fwd (line 1) uses 'later' before its @string at line 3) "
+        "is not defined; the paper is kept without this field (define it with @string)",
+    ]
+    assert {w.reason for w in report.warnings} == {"undefined_macro"}
+
+
+def test_a_doi_holding_a_right_to_left_override_is_a_warning_and_the_paper_is_kept_without_it(here):
+    (here / "spoof.bib").write_text("@article{k, doi = {10.5555/abc\u202egpj.1}, abstract = {Graph networks pass messages.}}\n"
+                                    "@article{j, eprint = {2401.00001\ufffd}, eprinttype = {arXiv}, abstract = {Another abstract.}}\n",
+                                    encoding="utf-8")
+    report = read_papers(["spoof.bib"])
+    assert [(p.doi, p.arxiv) for p in report.papers] == [(None, None), (None, None)]
+    assert said(report, "bad_identifier") == [
+        "spoof.bib, entry k (line 1): DOI '10.5555/abc\\u202egpj.1' is not a DOI: it holds U+202E RIGHT-TO-LEFT OVERRIDE, an "
+        "invisible or bidirectional format character (it could make one identifier look like another); the paper is kept without it",
+        "spoof.bib, entry j (line 2): arXiv id '2401.00001\ufffd' is not an arXiv id: it holds U+FFFD REPLACEMENT CHARACTER, the mark "
+        "of a character that could not be decoded (it could make one identifier look like another); the paper is kept without it",
+    ]
+
+
 # --------------------------------------------------------------------------- RIS and Web of Science
 
 
@@ -180,6 +282,29 @@ def test_a_txt_file_that_is_ris_or_bibtex_is_read_as_such(here):
                                       encoding="utf-8")
     assert [p.abstract for p in read_papers(["zotero.txt", "library.txt"]).papers] == [
         "An abstract exported as RIS.", "An abstract exported as BibTeX."]
+
+
+@pytest.mark.parametrize("name", ["savedrecs.txt", "savedrecs.ris"])
+def test_a_web_of_science_export_with_no_records_is_an_error_not_an_abstract(here, name):
+    """Issue 43: read as an abstract list, it gave one paper whose abstract was "VR 1.0 EF"."""
+    (here / name).write_text("FN Clarivate Analytics Web of Science\nVR 1.0\nEF\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^{name}: a Web of Science export with no records \(no 'PT' line between its 'FN' and "
+                       r"'EF' lines\); export the records again"):
+        read_papers([name])
+
+
+def test_an_ris_file_with_no_records_is_an_error_saying_so(here):
+    (here / "none.ris").write_text("Provider: nobody\nContent: text/plain\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"^none.ris: an RIS file with no records \(no 'TY  - ' line\); export RIS records"):
+        read_papers(["none.ris"])
+
+
+@pytest.mark.parametrize("text, why", [('{"meta": {"count": 0}, "results": []}', "an OpenAlex API response with no works "
+                                        "\\(its 'results' list is empty\\)"), ("[]", "an empty JSON list; put OpenAlex works")])
+def test_a_json_document_with_no_works_is_an_error_saying_so(here, text, why):
+    (here / "none.json").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^none.json: {why}"):
+        read_papers(["none.json"])
 
 
 # --------------------------------------------------------------------------- OpenAlex
@@ -238,6 +363,30 @@ def test_openalex_works_with_a_null_or_empty_or_broken_index_are_named_and_the_o
 def test_an_inverted_index_is_put_back_in_the_order_of_its_positions():
     assert abstract_text({"b": [1, 3], "a": [0], "c": [2]}) == "a b c b"
     assert abstract_text({"a": [0], "b": [-1]}) is None and abstract_text(["a"]) is None
+
+
+def test_an_inverted_index_past_the_limit_is_refused_before_it_is_rebuilt(here):
+    """Issue 43: the abstract was rebuilt from every position (a tuple each, sorted) before its length was checked."""
+    import tracemalloc
+
+    from kg.text.formats.openalex import read_openalex_works
+
+    works = [_work(id="https://openalex.org/W1", abstract_inverted_index={"a": list(range(1_000_000))}),
+             _work(id="https://openalex.org/W2", abstract_inverted_index={"Graphs": [0], "matter.": [1_000_000_000]}),
+             _work(id="https://openalex.org/W3", abstract_inverted_index={"Graphs": [0], "matter.": [7]})]
+    tracemalloc.start()
+    try:
+        records, warnings, skipped = read_openalex_works("x.json", works)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, f"{peak:,} bytes"  # 1,000,000 positions: ~70 MB when rebuilt first
+    assert [r.abstract for r in records] == ["Graphs matter."] and skipped == {"too_long": 1, "malformed_row": 1}
+    assert [str(w) for w in warnings] == [
+        "x.json, row 1 (W1): abstract of 1,999,999 characters, over kg's limit of 100,000; work skipped (check that it is an abstract)",
+        "x.json, row 2 (W2): an 'abstract_inverted_index' with a word at position 1,000,000,000, past any abstract kg reads "
+        "(100,000 characters); work skipped",
+    ]
 
 
 # --------------------------------------------------------------------------- arXiv

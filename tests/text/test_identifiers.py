@@ -44,6 +44,36 @@ def test_what_is_not_an_arxiv_id_gives_a_reason(given):
     assert check_arxiv(given).value is None and "is not an arXiv id" in check_arxiv(given).problem
 
 
+@pytest.mark.parametrize("given, held", [("10.5555/abc\u202e1", "U+202E RIGHT-TO-LEFT OVERRIDE"), ("10.5555/ab\ufffd", "U+FFFD"),
+                                         ("10.5555/a\u200bb", "U+200B ZERO WIDTH SPACE"), ("10.5555/a\u2066b", "U+2066"),
+                                         ("https://doi.org/10.5555/a%E2%80%AEb", "U+202E"), ("10.5555/x\x85y", "U+0085"),
+                                         ("10.5555/x\x7f", "U+007F")])
+def test_a_doi_holding_a_bidi_format_or_control_character_or_u_fffd_is_refused(given, held):
+    """Issue 43: a right-to-left override or U+FFFD was accepted; DOIs are shown in the graph and the map."""
+    checked = check_doi(given)
+    assert checked.value is None and "is not a DOI: it holds " + held in checked.problem
+
+
+@pytest.mark.parametrize("given", ["2401.0000\u202e1", "\u202e2401.00001", "2401.00001\u200b", "hep-th/9608091\ufffd"])
+def test_an_arxiv_id_holding_a_bidi_format_or_control_character_or_u_fffd_is_refused(given):
+    checked = check_arxiv(given)
+    assert checked.value is None and "is not an arXiv id: it holds U+" in checked.problem
+
+
+@pytest.mark.parametrize("given", ["10.\u0661\u0662\u0663\u0664/x", "10.１２３４/x"])
+def test_a_doi_registrant_of_other_digits_than_ascii_is_refused(given):
+    assert check_doi(given).value is None
+
+
+def test_an_arxiv_id_of_other_digits_than_ascii_is_refused():
+    assert check_arxiv("\u0662\u0664\u0660\u0661.00001").value is None and check_arxiv("２４０１.００００１").value is None
+
+
+def test_an_orcid_of_other_digits_than_ascii_is_refused():
+    """Python's \\d takes any script's digits, and int() reads them: the iD was kept in Arabic-Indic digits."""
+    assert check_orcid("\u0660\u0660\u0660\u0660-\u0660\u0660\u0660\u0662-\u0661\u0668\u0662\u0665-\u0660\u0660\u0669\u0667").value is None
+
+
 @pytest.mark.parametrize("given", ["0000-0002-1825-0097", "https://orcid.org/0000-0002-1825-0097", "0000000218250097",
                                    "http://orcid.org/0000-0002-1825-0097"])
 def test_an_orcid_is_read_bare_or_as_its_url(given):

@@ -144,6 +144,23 @@ def test_csv_with_a_short_row(tmp_path):
     assert str(report.warnings[0]).endswith("x.csv, row 3: 2 fields where the header has 3; row skipped, fix it and rebuild")
 
 
+def test_a_csv_field_past_the_limit_is_refused_while_reading_whatever_the_process_limit(tmp_path):
+    """Issue 43: the csv module's field limit is the process's; a library that lifts it (scipy's ARFF reader
+    does) let a field of any length be read whole. kg sets its own while reading, and puts the other back."""
+    import csv
+
+    f = write(tmp_path / "x.csv", f'id,abstract\n1,"{"long words " * 20_000}"\n2,"{ABSTRACT_A}"\n')
+    before = csv.field_size_limit(1 << 40)
+    try:
+        report = read_papers([f])
+        assert csv.field_size_limit() == 1 << 40
+    finally:
+        csv.field_size_limit(before)
+    assert [p.source_id for p in report.papers] == ["2"] and report.skipped == {"malformed_row": 1}
+    assert str(report.warnings[0]).endswith("x.csv, row 2: malformed CSV (field larger than field limit (131072)); row skipped, "
+                                            "fix it and rebuild")
+
+
 def test_csv_without_abstract_column(tmp_path):
     f = write(tmp_path / "x.csv", "id,text\n1,hello\n")
     with pytest.raises(InputError, match=r"CSV header has no 'abstract' column \(found: id, text\)"):

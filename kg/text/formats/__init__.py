@@ -167,6 +167,8 @@ def _read_json(name: str, text: str, *, jsonl: Reader, row: Callable):
         raise InputError(f"{name}: not valid JSON ({e}); fix it") from e
     items = data.get("results") if isinstance(data, dict) and isinstance(data.get("results"), list) else data
     items = [items] if isinstance(items, dict) else items
+    if items == []:
+        raise InputError(_no_items(name, data))
     if not isinstance(items, list):
         raise InputError(f"{name}: a JSON {type(data).__name__}, not works or rows; give kg OpenAlex works, arXiv records "
                          "or objects with an 'abstract'")
@@ -187,6 +189,14 @@ def _read_json(name: str, text: str, *, jsonl: Reader, row: Callable):
         records = [r for i, item in enumerate(items, start=1) if (r := row(name, i, item, more, skipped))]
     notes.extend(more)
     return records, notes, skipped
+
+
+def _no_items(name: str, data: object) -> str:
+    """Why a JSON document with an empty list of works or rows is refused, in one line."""
+    if isinstance(data, dict):
+        return (f"{name}: an OpenAlex API response with no works (its 'results' list is empty); query again with a "
+                "filter that finds works, and rebuild")
+    return f"{name}: an empty JSON list; put OpenAlex works, arXiv records or objects with an 'abstract' in it"
 
 
 def _without_surrogates(name: str, items: list, notes: list):

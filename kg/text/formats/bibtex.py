@@ -4,7 +4,8 @@ bibtexparser splits the file into blocks and fields and names every block it cou
 parse; kg reads the field values itself (``@string`` macros, ``#`` concatenation, braces and
 quotes), so that an undefined macro or a broken entry is a warning naming the entry and its
 line, and every other entry is read. An entry is a record when it has an ``abstract``; its
-key is the record's ``source_id``.
+key is the record's ``source_id``. Macros are expanded within kg's limits (`_Macros`), and
+``crossref`` is not followed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import logging
 import re
 
 from kg.errors import InputError
+from kg.text import files
 from kg.text.clean import clean_text, normalize_space
 from kg.text.formats.identify import identifiers
 from kg.text.formats.latex import decode_accents, latex_field
@@ -23,6 +25,9 @@ __all__ = ["read_bibtex"]
 
 # Where a venue's name is, in the order looked at (BibTeX, then biblatex's names).
 VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "eventtitle", "series")
+# The fields kg reads (the others are not expanded: their macros cost nothing).
+READ_FIELDS = frozenset(("abstract", "title", "author", "year", "date", "doi", "url", "eprint", "eprinttype", "archiveprefix",
+                         *VENUE_FIELDS))
 MONTHS = {m: m.capitalize() for m in ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")}
 
 
@@ -56,9 +61,7 @@ def read_bibtex(name: str, text: str) -> tuple[list[Record], list, dict[str, int
             raise InputError(f"{name}: bibtexparser could not read this file ({type(e).__name__}: {e}); "
                              "check it with a BibTeX tool (biber --tool) and rebuild") from e
     notes = Notes(name)
-    strings = dict(MONTHS)
-    for string in library.strings:  # in file order: a macro may use those defined before it
-        strings[string.key.lower()] = _value(string.value, strings)[0]
+    macros = _Macros(library.strings, notes)
     first_line: dict[str, int] = {}
     records = []
     for block in library.blocks:
@@ -83,7 +86,7 @@ def read_bibtex(name: str, text: str) -> tuple[list[Record], list, dict[str, int
                        f"({shown(normalize_space(block.comment), 50)}); not read, write @type{{key, ...}} to read it", "not_an_entry")
         if entry is not None:
             first_line.setdefault(entry.key.lower(), line)
-            record = _record(entry, Source(name, line=line), strings, notes)
+            record = _record(entry, Source(name, line=line), macros, notes)
             if record is not None:
                 records.append(record)
     return records, notes.warnings, notes.skipped
@@ -111,21 +114,18 @@ def _looks_like_entry(comment: str) -> bool:
     return start is not None and comment.find("=", start.end()) >= 0
 
 
-def _record(entry, source: Source, strings: dict[str, str], notes: Notes) -> Record | None:
+def _record(entry, source: Source, macros: _Macros, notes: Notes) -> Record | None:
     """The record of one entry, or None (with a warning) when it has no abstract."""
     key = notes.field(f"entry at line {source.line}", "key", entry.key)
     where = f"entry {key} (line {source.line})" if key else f"entry at line {source.line}"
     fields: dict[str, str] = {}
-    for f in entry.fields:  # the first of a repeated field (warned about above)
+    for f in entry.fields:  # the first of a repeated field (warned about above); only those kg reads are expanded
         name = f.key.strip().lower()
-        if name in fields:
+        if name in fields or name not in READ_FIELDS:
             continue
-        value, undefined = _value(f.value, strings)
-        if undefined:
-            notes.warn(where, f"{name}: @string macro {', '.join(shown(u) for u in undefined)} is not defined; "
-                       "the paper is kept without this field (define it with @string)", "undefined_macro")
-            continue
-        fields[name] = value
+        value = macros.field(f.value, name, where)
+        if value is not None:
+            fields[name] = value
     abstract = notes.abstract_field(where, fields.get("abstract"), unit="entry")
     if abstract is None:
         return None
@@ -186,21 +186,95 @@ _NUMBER = re.compile(r"\d+")
 _NAME = re.compile(r"[^\s\"#%'(),={}]+")
 
 
-def _value(raw: str, strings: dict[str, str]) -> tuple[str, list[str]]:
-    """A field value as written (``{...}``, ``"..."``, a number, a macro, joined by ``#``) as
-    its text, and the macros it names that no ``@string`` defines."""
-    parts, undefined = [], []
-    for piece in _pieces(raw):
-        piece = piece.strip()
-        if piece.startswith("{") and piece.endswith("}") or piece.startswith('"') and piece.endswith('"') and len(piece) > 1:
-            parts.append(piece[1:-1])
-        elif _NUMBER.fullmatch(piece) or not piece:
-            parts.append(piece)
-        elif _NAME.fullmatch(piece) and piece.lower() in strings:
-            parts.append(strings[piece.lower()])
-        else:
-            undefined.append(piece)
-    return "".join(parts), undefined
+class _Macros:
+    """The file's ``@string`` macros, read in file order as BibTeX reads them (a macro may use
+    those defined before it), and the field values that use them. The limit applies while
+    expanding: a macro or field is not built when it would pass `files.MAX_ABSTRACT_CHARS` (kg's
+    largest field limit), nor once the file's macros have given `files.MAX_RECORD_CHARS` in all;
+    each macro not defined (so) is a warning naming its @string and line, and so is each field
+    that uses it (the paper is kept without the field)."""
+
+    def __init__(self, strings, notes: Notes):
+        self.notes, self.text, self.why = notes, dict(MONTHS), {}  # why: the macros not defined, and why not
+        self.budget = files.MAX_RECORD_CHARS
+        lines: dict[str, int] = {}
+        for string in strings:
+            lines.setdefault(string.key.lower(), string.start_line + 1)
+        for string in strings:
+            self._define(string, lines)
+
+    def _define(self, string, lines: dict[str, int]) -> None:
+        """Defines one ``@string``, or warns why it is not defined."""
+        key, line = string.key.lower(), string.start_line + 1
+        where = f"@string {string.key} (line {line})"
+        value, undefined = self._value(string.value)
+        why, reason = None, "undefined_macro"
+        if value is None:
+            why, reason = f"expands past {self._limit()} (macros that repeat each other?)", "macro_too_long"
+        elif undefined:
+            u = undefined[0]
+            low = u.lower()
+            why = ("uses itself" if low == key else
+                   f"uses {shown(u)} before its @string at line {lines[low]}" if lines.get(low, 0) > line else
+                   f"uses {shown(u)}, which is not defined ({self.why[low]})" if low in self.why else
+                   f"uses {shown(u)}, which no @string defines")
+        cause = self.why.get(undefined[0].lower()) if value is not None and undefined else None
+        self.text.pop(key, None)
+        self.why.pop(key, None)
+        if why is None:
+            self.text[key] = value
+            return
+        self.why[key] = cause or f"{where} {why}"  # the first cause only: a chain of macros names one, not each
+        self.notes.warn(where, f"{why}; {shown(string.key)} is not defined, and fields that use it are left out", reason)
+
+    def field(self, raw: str, name: str, where: str) -> str | None:
+        """The text of the field *name* as written (*raw*), or None with a warning when a macro
+        it uses is not defined or it expands past the limit."""
+        value, undefined = self._value(raw)
+        if value is None:
+            self.notes.warn(where, f"{name}: its @string macros expand past {self._limit()}; not built, "
+                            "the paper is kept without this field (macros that repeat each other?)", "macro_too_long")
+            return None
+        if undefined:
+            told = [f"{shown(u)} ({self.why[u.lower()]})" if u.lower() in self.why else shown(u) for u in undefined[:5]]
+            more = f" and {len(undefined) - 5:,} more" if len(undefined) > 5 else ""
+            self.notes.warn(where, f"{name}: @string macro {', '.join(told)}{more} is not defined; "
+                            "the paper is kept without this field (define it with @string)", "undefined_macro")
+            return None
+        return value
+
+    def _left(self) -> int:
+        return min(files.MAX_ABSTRACT_CHARS, self.budget)
+
+    def _limit(self) -> str:
+        """The limit a value's macros would pass, in words."""
+        if self.budget < files.MAX_ABSTRACT_CHARS:
+            return f"what kg builds from macros in one file ({files.MAX_RECORD_CHARS:,} characters in all)"
+        return f"kg's limit of {files.MAX_ABSTRACT_CHARS:,} characters"
+
+    def _value(self, raw: str) -> tuple[str | None, list[str]]:
+        """A value as written (``{...}``, ``"..."``, a number, a macro, joined by ``#``) as its
+        text (None when its macros would take it past the limit: it is not built), and the
+        macros it names that are not defined."""
+        parts, undefined, size, expanded, limit = [], [], 0, 0, self._left()
+        for piece in _pieces(raw):
+            piece = piece.strip()
+            if piece.startswith("{") and piece.endswith("}") or piece.startswith('"') and piece.endswith('"') and len(piece) > 1:
+                text = piece[1:-1]
+            elif _NUMBER.fullmatch(piece) or not piece:
+                text = piece
+            elif _NAME.fullmatch(piece) and piece.lower() in self.text:
+                text = self.text[piece.lower()]
+                expanded += len(text)
+            else:
+                undefined.append(piece)
+                continue
+            size += len(text)
+            if expanded and size > limit:  # text as written is bounded by the file; only macros multiply it
+                return None, undefined
+            parts.append(text)
+        self.budget -= expanded
+        return "".join(parts), undefined
 
 
 def _pieces(raw: str) -> list[str]:

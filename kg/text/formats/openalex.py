@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from kg.text import files
 from kg.text.clean import normalize_space
 from kg.text.files import json_rows
 from kg.text.formats.identify import identifiers, orcid
@@ -43,15 +44,53 @@ def abstract_text(index: object) -> str | None:
     >>> abstract_text({"Despite": [0], "growing": [1], "in": [3], "interest": [2]})
     'Despite growing interest in'
     """
+    if index_size(index) is None:
+        return None
+    placed = [(p, word) for word, positions in index.items() for p in positions]
+    placed.sort(key=lambda pw: pw[0])
+    return " ".join(str(w) for _, w in placed)
+
+
+def index_size(index: object) -> int | None:
+    """The length of the text an ``abstract_inverted_index`` makes (`abstract_text`), counted
+    without making it, or None when it is not a mapping of words to lists of positions."""
     if not isinstance(index, dict):
         return None
-    placed = []
+    size = -1
     for word, positions in index.items():
         if not isinstance(positions, list) or not all(type(p) is int and p >= 0 for p in positions):
             return None
-        placed.extend((p, word) for p in positions)
-    placed.sort(key=lambda pw: pw[0])
-    return " ".join(str(w) for _, w in placed)
+        size += (len(str(word)) + 1) * len(positions)
+    return max(size, 0)
+
+
+def _last_position(index: dict) -> int:
+    return max((p for positions in index.values() for p in positions), default=0)
+
+
+def _abstract(index: object, where: str, notes: Notes) -> str | None:
+    """The work's abstract rebuilt from its *index*, or None with a warning (the work skipped).
+    Its length and positions are checked before it is rebuilt: a word at position 10^9 or 10^7
+    positions (each a tuple while sorting) would cost memory before any limit applied."""
+    size = index_size(index)
+    if size is None:
+        notes.skip(where, f"an 'abstract_inverted_index' that is not words with lists of positions ({shown(index)}); "
+                   "work skipped", "malformed_row")
+        return None
+    if size > files.MAX_ABSTRACT_CHARS:
+        notes.skip(where, f"abstract of {size:,} characters, over kg's limit of {files.MAX_ABSTRACT_CHARS:,}; work skipped "
+                   "(check that it is an abstract)", "too_long")
+        return None
+    last = _last_position(index)
+    if last > files.MAX_ABSTRACT_CHARS:  # more words than an abstract within the limit can have
+        notes.skip(where, f"an 'abstract_inverted_index' with a word at position {last:,}, past any abstract kg reads "
+                   f"({files.MAX_ABSTRACT_CHARS:,} characters); work skipped", "malformed_row")
+        return None
+    abstract = abstract_text(index)
+    if not abstract.strip():
+        notes.skip(where, "no abstract (the 'abstract_inverted_index' has no words); work skipped", "row_without_abstract")
+        return None
+    return notes.abstract(where, abstract, unit="work")
 
 
 def _record(work: object, source: Source, notes: Notes) -> Record | None:
@@ -67,15 +106,7 @@ def _record(work: object, source: Source, notes: Notes) -> Record | None:
         why = "null: OpenAlex has no abstract of this work" if index is None else "empty"
         notes.skip(where, f"no abstract (the 'abstract_inverted_index' is {why}); work skipped", "row_without_abstract")
         return None
-    abstract = abstract_text(index)
-    if abstract is None:
-        notes.skip(where, f"an 'abstract_inverted_index' that is not words with lists of positions ({shown(index)}); "
-                   "work skipped", "malformed_row")
-        return None
-    if not abstract.strip():
-        notes.skip(where, "no abstract (the 'abstract_inverted_index' has no words); work skipped", "row_without_abstract")
-        return None
-    abstract = notes.abstract(where, abstract, unit="work")
+    abstract = _abstract(index, where, notes)
     if abstract is None:
         return None
     year = work.get("publication_year")

@@ -56,8 +56,17 @@ WOS = _Flavour("PT", "ER", ("abstract",), ("document_title",), ("author_full_nam
 
 
 def is_wos(lines: list[str]) -> bool:
-    """Whether the first non-blank lines of a file are Web of Science's tagged export's."""
-    return bool(lines) and lines[0].startswith("FN ") and any(line.startswith("PT ") for line in lines[:5])
+    """Whether the first non-blank lines of a file are Web of Science's tagged export's: ``FN``,
+    then ``VR`` or a record (``PT``) within five lines (an export of no records has no ``PT``)."""
+    return (bool(lines) and lines[0].startswith("FN ")
+            and (lines[1:2] != [] and lines[1].startswith("VR ") or any(line.startswith("PT ") for line in lines[:5])))
+
+
+_NO_RECORDS = {  # a file of this format with no record in it
+    "TY": "{name}: an RIS file with no records (no 'TY  - ' line); export RIS records with their AB (abstract) fields into it",
+    "PT": "{name}: a Web of Science export with no records (no 'PT' line between its 'FN' and 'EF' lines); export the "
+          "records again (Full Record, Plain Text file) and rebuild",
+}
 
 
 def read_ris(name: str, text: str):
@@ -76,6 +85,8 @@ def _read(name: str, text: str, flavour: _Flavour):
     notes = Notes(name)
     parser = (rispy.RisParser if flavour is RIS else rispy.WokParser)()
     text, starts = _closed(text.lstrip("\ufeff"), flavour, parser, notes)
+    if not starts:
+        raise InputError(_NO_RECORDS[flavour.start].format(name=name))
     try:
         entries = parser.parse(text)
     except Exception as e:  # rispy's own errors have no common base
