@@ -21,7 +21,7 @@ from pathlib import Path
 
 def inputs(out: Path):
     """(papers, keyphrases, index, labels) that give back the graph in *out*."""
-    from kg.concepts.merge import Concept, ConceptIndex
+    from kg.concepts.model import Concept, ConceptIndex
     from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
     from kg.graph.io import load_graph
     from kg.text.records import Author, Source

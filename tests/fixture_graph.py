@@ -1,7 +1,7 @@
 """A small hand-made knowledge graph, built by the real `kg.graph.build_graph`.
 
 No model runs: the papers, their ranked keyphrases and the concept index (what
-`kg.concepts.merge_concepts` would return) are written out below, so the graph has the exact
+`kg.concepts.merge.merge_concepts` would return) are written out below, so the graph has the exact
 shape `kg build` produces (docs/model.md) and every figure can be checked by hand:
 
 ======  =====  ====  =====================================================================
@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from kg.concepts.merge import Concept, ConceptIndex
+from kg.concepts.model import Concept, ConceptIndex
 from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
 from kg.graph.build import build_graph
 from kg.graph.layout import add_map

@@ -264,7 +264,6 @@ def test_an_interrupt_a_library_swallows_still_exits_130(run_cli, tmp_path, monk
 
 def test_an_interrupt_while_kg_exits_is_130(tmp_path):
     """The kg program, its work done, gets SIGINT while it exits: 130, not 0 or a signal's death."""
-    import signal
     import subprocess
     import sys
 

@@ -30,7 +30,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from kg.concepts.merge import Concept, ConceptIndex, normalize_phrase, singularize
+from kg.concepts.model import Concept, ConceptIndex
+from kg.text.phrases import normalize_phrase, singularize
 
 __all__ = ["GENERIC_BELOW", "Evidence", "concept_evidence", "score_specificity", "specificity"]
 

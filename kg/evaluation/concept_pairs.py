@@ -1,7 +1,7 @@
 """Labelled concept pairs: how well kg's merge tells variants of one concept from different ones.
 
 ``tests/data/concept_pairs.tsv`` holds pairs of labels marked same / different. For each pair,
-`pair_merged` runs `kg.concepts.merge_concepts` on a three-paper corpus (one paper with label a,
+`pair_merged` runs `kg.concepts.merge.merge_concepts` on a three-paper corpus (one paper with label a,
 one with label b, one that makes the pair's acronym definitions) and says whether a and b joined
 one concept. `score_pairs` gives precision and recall of "merged" against "same"; `sweep_threshold`
 the curve over near-duplicate thresholds (the dev half of the pairs chose
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kg.concepts.merge import NEAR_DUPLICATE_THRESHOLD, merge_concepts
+from kg.concepts.merge import merge_concepts
+from kg.concepts.variants import NEAR_DUPLICATE_THRESHOLD
 from kg.errors import InputError
 
 __all__ = ["ConceptPair", "PairScores", "memoized", "pair_merged", "read_pairs", "score_pairs", "split_pairs", "sweep_threshold"]

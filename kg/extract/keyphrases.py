@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kg.concepts.merge import is_filler
+from kg.text.phrases import is_filler
 from kg.errors import ModelError
 from kg.text.acronyms import definition_pairs, is_acronym, strip_definitions
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import networkx as nx
 
-from kg.concepts.merge import ConceptIndex
+from kg.concepts.model import ConceptIndex
 from kg.extract.keyphrases import PaperKeyphrases
 from kg.text.sources import Paper, Source
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kg.concepts.merge import merge_concepts, near_duplicate_candidates, variant_groups
+from kg.concepts.merge import merge_concepts
+from kg.concepts.variants import near_duplicate_candidates, variant_groups
 from kg.evaluation.concept_pairs import memoized, read_pairs, score_pairs, split_pairs
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "concept_pairs.tsv"

@@ -1,7 +1,9 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kg.concepts.merge import concept_slug, is_filler, merge_concepts, normalize_phrase
+from kg.concepts.merge import merge_concepts
+from kg.concepts.model import concept_slug
+from kg.text.phrases import is_filler, normalize_phrase
 
 
 def key(phrase):
@@ -102,7 +104,7 @@ def test_broader_concepts_from_heads():
 
 
 def test_a_key_and_the_key_with_a_class_noun_are_one_concept(hash_embedder):
-    from kg.concepts.merge import synonym_candidates
+    from kg.concepts.variants import synonym_candidates
 
     assert synonym_candidates(["gradient descent", "gradient descent method", "gradient descent algorithm", "language",
                                "language model", "graph", "graph algorithm"]) == [
@@ -136,7 +138,7 @@ def test_an_adjective_in_a_title_a_compound_or_a_list_item_names_no_instance():
     """What a build of 10,000 ML abstracts took for evidence that `robust` names a model, an approach,
     a framework and a method (so that `robust` became the label of `robust models`, beside the concept
     `robust`); the evidence a name gives is still taken."""
-    from kg.concepts.merge import named_instances
+    from kg.concepts.instances import named_instances
 
     keys = ["robust", "robust model", "robust approach", "robust framework", "robust method", "adam", "adam optimizer",
             "language", "language model", "learning", "learning algorithm", "relu", "relu network", "bayesian", "bayesian method"]
@@ -156,7 +158,7 @@ def test_an_adjective_in_a_title_a_compound_or_a_list_item_names_no_instance():
 def test_the_capital_of_a_name_is_its_own_first_letter():
     """"the WR method" says nothing of `or`, nor "the EMM algorithm" of `gmm` (three pairs of this
     kind on 25,000 synthetic abstracts: `or method`, `gmm algorithm`, `svm model`)."""
-    from kg.concepts.merge import named_instances
+    from kg.concepts.instances import named_instances
 
     keys = ["or", "or method", "gmm", "gmm algorithm", "svm", "svm model"]
     for text in ["In a second step, the WR method drives it.", "Our GMM is faster than the EMM algorithm.",
@@ -172,7 +174,7 @@ def test_what_a_text_says_of_a_name_is_the_same_with_its_clues_read_once():
     pattern searched, on texts made to sit at each clue's edge."""
     import random
 
-    from kg.concepts.merge import _Clues, _says_instance
+    from kg.concepts.instances import _Clues, _says_instance
 
     every = _Clues("\u00e9")  # a text that is not ASCII: no clue, every pattern searched
     assert every.capitalized is every.openers is every.listed is None

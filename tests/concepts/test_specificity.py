@@ -48,7 +48,7 @@ def scored():
 def test_words_of_every_field_are_generic_and_each_fields_terms_are_not(scored):
     for key in ["result", "analysis", "data", "method"]:
         assert scored[key].generic, (key, scored[key].specificity)
-    from kg.concepts.merge import normalize_phrase
+    from kg.text.phrases import normalize_phrase
 
     for field, (topic, terms, _) in _FIELDS.items():
         for term in [topic, *terms]:

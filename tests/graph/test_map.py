@@ -10,7 +10,7 @@ import networkx as nx
 import pytest
 from fixture_graph import P1, P2, P3, P4, P5, P6, fixture_graph
 
-from kg.concepts.merge import Concept, ConceptIndex
+from kg.concepts.model import Concept, ConceptIndex
 from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
 from kg.graph.build import build_graph
 from kg.graph.clusters import characteristic, find_communities

@@ -1,0 +1,138 @@
+"""Acronyms in keyphrases: expanded by their paper's own definitions, else by the corpus's where
+it agrees on one expansion; two expansions of one acronym that name one concept found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from kg.concepts.similarity import cosines
+from kg.text.acronyms import is_acronym
+from kg.text.phrases import is_plain_phrase, normalize_phrase, phrase_words, singularize
+
+__all__ = ["acronym_synonyms", "acronym_votes", "expand_acronyms", "local_definitions", "phrase_key", "representatives",
+           "resolve_acronyms", "short_key", "without_short_form"]
+
+
+def short_key(short: str) -> str:
+    return singularize(short.lower())
+
+
+def acronym_votes(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]]) -> dict[str, Counter]:
+    """Short-form key -> how many definitions give each long-form key.
+
+    *definitions* holds (paper id, [(short form, long form), ...])."""
+    votes: dict[str, Counter] = defaultdict(Counter)
+    for _, pairs in definitions:
+        for short, long in pairs:
+            votes[short_key(short)][normalize_phrase(long)] += 1
+    return votes
+
+
+def resolve_acronyms(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]], *,
+                     same: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Corpus-wide acronym -> long-form key, where the corpus agrees on one expansion.
+
+    *definitions* holds (paper id, [(short form, long form), ...]). An acronym defined
+    with different expansions is resolved only when two thirds of its definitions agree;
+    long forms that *same* maps to one key (synonyms, `acronym_synonyms`) agree.
+    """
+    resolved = {}
+    for short, counter in acronym_votes(definitions).items():
+        if same:
+            joined: Counter = Counter()
+            for key, n in counter.items():
+                joined[same.get(key, key)] += n
+            counter = joined
+        total = sum(counter.values())
+        best, n = sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+        if n * 3 >= total * 2:
+            resolved[short] = best
+    return resolved
+
+
+def acronym_synonyms(votes: Mapping[str, Counter], *, embed: Callable[[list[str]], object],
+                     threshold: float) -> list[tuple[str, str]]:
+    """Pairs of long-form keys that name one concept: two expansions of one acronym, of as
+    many words, that differ in one word (``stochastic gradient descent`` / ``stochastic gradient
+    method`` for SGD; not ``contrastive`` / ``continual learning`` for CL), when their embeddings
+    agree (cosine >= *threshold*)."""
+    pairs = set()
+    for counter in votes.values():
+        longs = sorted(counter)
+        for i, a in enumerate(longs):
+            for b in longs[i + 1:]:
+                wa, wb = a.split(), b.split()
+                if len(wa) == len(wb) >= 2 and sum(x != y for x, y in zip(wa, wb)) == 1:
+                    pairs.add((a, b))
+    return [pair for pair, cosine in zip(sorted(pairs), cosines(sorted(pairs), embed)) if cosine >= threshold]
+
+
+def representatives(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Each key of *pairs* -> the first (in sorted order) of the keys the pairs join it to."""
+    from networkx.utils import UnionFind
+
+    groups = UnionFind()
+    for a, b in pairs:
+        groups.union(a, b)
+    return {k: min(group) for group in groups.to_sets() for k in group}
+
+
+
+def phrase_key(phrase: str) -> tuple[str | None, list[str]]:
+    """The key of a phrase with no acronym (the same in every paper); else None and the words
+    of the phrase (its acronym dropped, `without_short_form`) to `expand_acronyms`.
+
+    >>> phrase_key("zeroth-order methods"), phrase_key("LLMs (LLM)")
+    (('zeroth order method', []), (None, ['LLMs']))
+    """
+    if is_plain_phrase(phrase):  # most phrases: the words are there to see
+        return normalize_phrase(phrase.replace("-", " ")), []
+    words = phrase_words(without_short_form(phrase))
+    if any(not w.islower() and is_acronym(w) for w in words):  # (islower: most words, at C speed)
+        return None, words
+    return normalize_phrase(" ".join(words)), words
+
+
+def local_definitions(defs: Sequence[tuple[str, str]]) -> dict[str, str | None]:
+    """A paper's acronyms: short-form key -> long-form key, or None for one it defines two ways
+    (that paper's uses of it are then expanded neither by its own definitions nor by the corpus's)."""
+    local: dict[str, str | None] = {}
+    for short, long in defs:
+        key, long_key = short_key(short), normalize_phrase(long)
+        local[key] = long_key if local.get(key, long_key) == long_key else None
+    return local
+
+
+def expand_acronyms(words: Sequence[str], local: Mapping[str, str | None], corpus: Mapping[str, str]) -> tuple[str, bool]:
+    """The phrase of *words* with each acronym replaced by its long form key; and whether any was."""
+    out = []
+    expanded = False
+    for w in words:
+        long = None
+        if not w.islower() and is_acronym(w):
+            key = short_key(w)
+            long = local[key] if key in local else corpus.get(key)
+        if long:
+            out.append(long)
+            expanded = True
+        else:
+            out.append(w)
+    return " ".join(out), expanded
+
+
+_TRAILING_SHORT_FORM = re.compile(r"^(.*?\S)\s*\(\s*([^()\s]+)\s*\)$")
+
+
+def without_short_form(phrase: str) -> str:
+    """A phrase with the acronym it defines in parentheses dropped, so that it joins its concept.
+
+    >>> without_short_form("graph neural networks (GNNs)"), without_short_form("f(x)")
+    ('graph neural networks', 'f(x)')
+    """
+    if ")" not in phrase:  # most phrases: no match possible
+        return phrase
+    m = _TRAILING_SHORT_FORM.match(phrase)
+    return m.group(1) if m and is_acronym(m.group(2)) else phrase
