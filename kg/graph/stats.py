@@ -100,23 +100,24 @@ def map_stats(G: nx.Graph) -> dict[str, object]:
 
 def _components(neighbours: Mapping[str, list[str]]) -> tuple[int, set[str]]:
     """The number of connected components of the graph given as *neighbours* lists, and the
-    largest of them (the first, in the order of its first node, among equally large ones)."""
-    seen: set[str] = set()
-    components, largest = 0, set()
-    for source in neighbours:
-        if source in seen:
-            continue
-        component, todo = {source}, [source]
-        while todo:
-            for n in neighbours[todo.pop()]:
-                if n not in component:
-                    component.add(n)
-                    todo.append(n)
-        seen |= component
-        components += 1
-        if len(component) > len(largest):
-            largest = component
-    return components, largest
+    largest of them (the first, in the order of its first node, among equally large ones).
+    SciPy's connected components on the edges as two integer arrays: an nx.Graph of every
+    paper-concept link would hold ~0.5 kB per link (1.2 GB at 200,000 abstracts)."""
+    import numpy as np
+    from scipy.sparse import coo_array
+    from scipy.sparse.csgraph import connected_components
+
+    nodes = list(neighbours)
+    index = {n: i for i, n in enumerate(nodes)}
+    count = sum(map(len, neighbours.values()))
+    rows = np.fromiter((i for i, n in enumerate(nodes) for _ in neighbours[n]), dtype=np.int64, count=count)
+    cols = np.fromiter((index[m] for n in nodes for m in neighbours[n]), dtype=np.int64, count=count)
+    graph = coo_array((np.ones(count, dtype=np.int8), (rows, cols)), shape=(len(nodes), len(nodes)))
+    components, labels = connected_components(graph, directed=False)
+    if not nodes:
+        return 0, set()
+    largest = int(np.argmax(np.bincount(labels)))  # labels are numbered in the order of their first node
+    return int(components), {nodes[i] for i in np.flatnonzero(labels == largest)}
 
 
 def papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]] | None = None) -> dict[str, set[str]]:
