@@ -37,6 +37,7 @@ from kg.text.files import (
     read_input,
     split_lines,
 )
+from kg.text.formats import BIBTEX_SUFFIXES, CSV_SUFFIXES, FOLDER_SUFFIXES, JSONL_SUFFIXES, RIS_SUFFIXES
 from kg.text.formats.identify import identifiers, orcid
 from kg.text.records import Author, Diagnostic, Notes, Source, shown
 from kg.text.records import Record as _Record
@@ -53,16 +54,9 @@ __all__ = [
     "read_papers",
 ]
 
-TEXT_SUFFIXES = (".txt",)
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
-CSV_SUFFIXES = (".csv", ".tsv")
 # A CSV field (Python's default): the csv module stops at it while reading, whatever another
 # library in the process set (scipy's ARFF reader sets no limit at all).
 MAX_CSV_FIELD_CHARS = 131_072
-OTHER_SUFFIXES = (".json", ".bib", ".ris")  # OpenAlex works and JSON, BibTeX, RIS: kg.text.formats
-# What a folder is read for (the formats docs/input.md documents); a file named on its own is
-# read whatever its suffix, as an abstract list unless its content is of another format.
-FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES + OTHER_SUFFIXES
 MAX_HEADER_WORDS = 12
 MAX_HEADER_CHARS = 1000  # a longer first line is no header, whatever its words (it is not looked at)
 # A paragraph of two or more lines that each have this many words is one abstract per line:
@@ -544,8 +538,8 @@ _EMPTY_ADVICE = {  # what an empty file of each kind should hold (docs/input.md)
     **dict.fromkeys(JSONL_SUFFIXES, "put one JSON object a line in it, each with an abstract field"),
     ".json": "put a JSON list of objects with an abstract field, or OpenAlex or arXiv records, in it",
     **dict.fromkeys(CSV_SUFFIXES, "put a header row with an abstract column, then one row a paper, in it"),
-    ".bib": "export BibTeX entries with their abstract fields into it",
-    ".ris": "export RIS records with their AB (abstract) fields into it",
+    **dict.fromkeys(BIBTEX_SUFFIXES, "export BibTeX entries with their abstract fields into it"),
+    **dict.fromkeys(RIS_SUFFIXES, "export RIS records with their AB (abstract) fields into it"),
 }
 
 

@@ -722,3 +722,12 @@ def test_the_same_abstract_up_to_case_and_punctuation_is_one_paper(tmp_path):
     report = read_papers([f])
     assert len(report.papers) == 1 and report.duplicates_merged == 1
     assert "same abstract (up to case, punctuation and markup)" in str(report.warnings[0])
+
+
+def test_a_folder_is_read_for_every_suffix_a_named_file_is_read_by(tmp_path):
+    """One list of suffixes: a folder of .bibtex files was 'no readable input' though one named .bibtex file was read."""
+    folder = tmp_path / "library"
+    folder.mkdir()
+    write(folder / "refs.bibtex", SAME_BIB)
+    report = read_papers([folder])
+    assert [p.doi for p in report.papers] == ["10.5555/same.1"] and report.warnings == ()

@@ -43,13 +43,18 @@ from kg.text.files import (
 )
 from kg.text.formats.ris import is_wos
 
-__all__ = ["detect", "read_format"]
+__all__ = ["FOLDER_SUFFIXES", "detect", "read_format"]
 
+# The one list of suffixes kg reads, by format (docs/input.md documents them).
+TEXT_SUFFIXES = (".txt",)  # abstract lists, or an export of another format by its content
 BIBTEX_SUFFIXES = (".bib", ".bibtex")
 RIS_SUFFIXES = (".ris",)
 JSON_SUFFIXES = (".json",)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
-OWN_SUFFIXES = (".csv", ".tsv")  # kg's own, read by kg.text.sources whatever their content
+CSV_SUFFIXES = (".csv", ".tsv")  # kg's own, read by kg.text.sources whatever their content
+# What a folder is read for; a file named on its own is read whatever its suffix, as an abstract
+# list unless its content is of another format.
+FOLDER_SUFFIXES = TEXT_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES + JSON_SUFFIXES + BIBTEX_SUFFIXES + RIS_SUFFIXES
 # Rows looked at to tell which JSON Lines format a file is.
 SNIFF_ROWS = 20
 # Lines looked at to tell a file's format by its content.
@@ -77,7 +82,7 @@ def detect(suffix: str, text: str) -> str | None:
         return "json"
     if suffix in JSONL_SUFFIXES:
         return "jsonl"
-    if suffix in OWN_SUFFIXES:
+    if suffix in CSV_SUFFIXES:
         return None
     if lines and _RIS_START.match(lines[0]):
         return "ris"
