@@ -266,7 +266,7 @@ def test_folder_reads_only_abstract_lists_and_names_what_it_skips(tmp_path):
     assert [w.reason for w in report.warnings] == ["skipped_files"]
     assert str(report.warnings[0]).endswith(
         ": skipped 4 files and folders that are not abstract lists: LICENSE, notes.md, out/ (kg outputs), sub/old/ (kg outputs)"
-        " (a folder is read for its .txt, .jsonl, .ndjson, .csv, .tsv, .json, .bib and .ris files; name a file to read it whatever its name)"
+        " (a folder is read for its .txt, .jsonl, .ndjson, .csv, .tsv, .json, .bib, .bibtex and .ris files; name a file to read it whatever its name)"
     )
 
 
@@ -277,7 +277,7 @@ def test_a_file_named_on_its_own_is_read_whatever_its_suffix(tmp_path):
 
 def test_folder_without_input_says_which_suffixes_it_reads(tmp_path):
     write(tmp_path / "LICENSE", "MIT License\n")
-    with pytest.raises(InputError, match=r"^.*: folder has no readable input \(\.txt, \.jsonl, \.ndjson, \.csv, \.tsv, \.json, \.bib or \.ris files\); it has LICENSE$"):
+    with pytest.raises(InputError, match=r"^.*: folder has no readable input \(\.txt, \.jsonl, \.ndjson, \.csv, \.tsv, \.json, \.bib, \.bibtex or \.ris files\); it has LICENSE$"):
         read_papers([tmp_path])
 
 
