@@ -375,6 +375,7 @@ class _Options:
     cache: bool
     store: bool
     executor: object
+    follow_links: bool = False
 
 
 @dataclass
@@ -486,6 +487,7 @@ def build(
     cache: bool = True,
     store: bool = True,
     executor="local",
+    follow_links: bool = False,
 ) -> BuildResult:
     """Build the knowledge graph of the abstracts under *paths* into the folder *out*.
 
@@ -504,14 +506,16 @@ def build(
     ``"dask-local[:N]"`` (N worker processes kg starts and stops), ``"dask://HOST:PORT"`` (a
     Dask scheduler), a `kg.scale.executor.ExecutorSpec`, or an executor opened with
     `kg.scale.executor.open_executor`; the outputs are the same whichever runs it, and each
-    finished partition is cached at once (with *cache*).
+    finished partition is cached at once (with *cache*). Symbolic links inside the folders
+    of *paths* are skipped with a warning unless *follow_links* (`kg.text.sources.read_papers`).
     """
     # The cyclic garbage collector is off while the build runs: a 10,000-paper build makes
     # millions of objects that live to its end, and each full collection walks them all
     # (measured: RDF statements 6.3 s with it, 2.3 s without). Restored at the end.
     was_enabled = gc.isenabled()
     try:
-        return _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor))
+        return _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor,
+                                              follow_links))
     finally:
         if was_enabled:
             gc.enable()
@@ -619,7 +623,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
     if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
         models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
     try:
-        report = read_papers([Path(p) for p in paths])
+        report = read_papers([Path(p) for p in paths], follow_links=options.follow_links)
         if options.on_start:
             options.on_start(report)
         papers = report.papers
