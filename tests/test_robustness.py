@@ -535,3 +535,24 @@ def test_any_base_iri_kg_takes_gives_turtle_and_json_ld_that_rdflib_reads(path, 
     G = fixture_graph()
     G.graph["base_iri"] = base
     kg_files_parse_in_rdflib(G)
+
+
+def test_an_output_that_is_a_link_is_replaced_not_written_through(tmp_path):
+    """A link planted in the output folder (graph.html -> a file elsewhere) is replaced by the
+    new output (written to a temporary file, then renamed over the link): the file it pointed at
+    is left as it was."""
+    import os
+
+    from kg.pipeline import _Staging
+
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    os.symlink(target, out / "graph.html")
+    staging = _Staging(out)
+    with staging.open("graph.html") as f:
+        f.write(b"<!doctype html>\n")
+    staging.commit()
+    assert target.read_text() == "keep me\n"
+    assert not (out / "graph.html").is_symlink() and (out / "graph.html").read_bytes() == b"<!doctype html>\n"
