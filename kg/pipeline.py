@@ -37,6 +37,7 @@ from kg.manifest import (
     read_manifest,
     write_manifest,
 )
+from kg.text.chars import utf8
 from kg.text.labels import paper_label
 from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
@@ -105,7 +106,7 @@ def _keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[Pap
 
 def _write_records(f, records: Iterable[dict]) -> None:
     for r in records:
-        f.write((json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
+        f.write(utf8(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n"))  # a lone surrogate as U+FFFD
 
 
 def _umask() -> int:
@@ -259,7 +260,7 @@ def _emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, sta
     with open_output("graph.json") as f:
         write_graph_json(G, f)
     with open_output("stats.json") as f:
-        f.write((json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        f.write(utf8(json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n"))
     from kg.graph.mapfiles import write_gexf, write_vosviewer_json
 
     with open_output("graph.gexf") as f:
