@@ -558,7 +558,7 @@ def test_an_output_that_is_a_link_is_replaced_not_written_through(tmp_path):
     assert not (out / "graph.html").is_symlink() and (out / "graph.html").read_bytes() == b"<!doctype html>\n"
 
 
-from hostile_text import HOSTILE_TEXT  # noqa: E402
+from hostile_text import HOSTILE_TEXT
 
 
 @settings(max_examples=60, deadline=None)

@@ -183,11 +183,11 @@ def test_the_seeds_build_writes_both_files(seeds_build):
 
 # Hostile text: each file is what its format's own strict parser accepts, whatever a title holds.
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hostile_text import HOSTILE_TEXT, with_text  # noqa: E402
+from hostile_text import HOSTILE_TEXT, with_text
+from hypothesis import HealthCheck, given, settings
 
-from kg.graph.io import write_graph_json  # noqa: E402
-from kg.text.chars import xml_text  # noqa: E402
+from kg.graph.io import write_graph_json
+from kg.text.chars import xml_text
 
 _PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -42,8 +42,8 @@ def test_the_three_files_are_one_graph():
 
 # Hostile text: each RDF file is what a strict parser of its format accepts, whatever a title holds.
 
-from hypothesis import given, settings  # noqa: E402
-from hostile_text import HOSTILE_TEXT, with_text  # noqa: E402
+from hostile_text import HOSTILE_TEXT, with_text
+from hypothesis import given, settings
 
 _GRAPH = fixture_graph()
 

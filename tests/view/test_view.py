@@ -516,8 +516,8 @@ def test_odd_texts_are_drawn_as_text(open_page) -> None:
 
 # ---------------------------------------------------------------- hostile text, any
 
-from hypothesis import given, settings  # noqa: E402
-from hostile_text import HOSTILE_TEXT, with_text  # noqa: E402
+from hostile_text import HOSTILE_TEXT, with_text
+from hypothesis import given, settings
 
 
 @settings(max_examples=40, deadline=None)
