@@ -582,7 +582,7 @@ def test_keyphrases_jsonl_and_stats_json_hold_any_text(text):
 @settings(max_examples=60, deadline=None)
 @given(text=HOSTILE_TEXT)
 def test_query_csv_reads_back_whatever_the_text(text):
-    """kg query --format csv: quotes, commas, CR and LF inside a value are quoted as RFC 4180 says.
+    """kg query --format csv: quotes, commas, CR and LF inside a value are quoted as RFC 4180 says (a lone CR was not).
     (Query results come from Oxigraph, which holds no lone surrogate: they are left out here.)"""
     import csv
     import io
