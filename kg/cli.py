@@ -53,7 +53,10 @@ def _parse_executor(value: str):
               help="Its SPARQL Update endpoint (default: --store with its last path segment replaced by 'update').")
 @click.option("--store-graph", default=None, metavar="IRI", help="Named graph replaced in the store (default: the base IRI + 'graph').")
 @click.option("--store-batch", default=50_000, show_default=True, type=click.IntRange(1), help="Triples per upload request.")
-def build(paths, out, base, top_n, diversity, precision, quiet, store, store_update, store_graph, store_batch, executor) -> None:
+@click.option("--follow-links", is_flag=True,
+              help="Read what symbolic links inside the input folders point at (default: skip them with a warning).")
+def build(paths, out, base, top_n, diversity, precision, quiet, store, store_update, store_graph, store_batch, executor,
+          follow_links) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
     from kg.extract.keyphrases import Settings
 
@@ -78,7 +81,8 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
 
     try:
         result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity, precision=precision),
-                          progress=progress, on_start=on_start, executor=executor)
+                          progress=progress, on_start=on_start, executor=executor,
+                          follow_links=follow_links)
     finally:
         if bar is not None:
             bar.close()

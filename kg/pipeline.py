@@ -37,6 +37,7 @@ from kg.manifest import (
     read_manifest,
     write_manifest,
 )
+from kg.text.chars import utf8
 from kg.text.labels import paper_label
 from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
@@ -106,7 +107,7 @@ def _keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[Pap
 
 def _write_records(f, records: Iterable[dict]) -> None:
     for r in records:
-        f.write((json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8"))
+        f.write(utf8(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n"))  # a lone surrogate as U+FFFD
 
 
 def _umask() -> int:
@@ -260,7 +261,7 @@ def _emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, sta
     with open_output("graph.json") as f:
         write_graph_json(G, f)
     with open_output("stats.json") as f:
-        f.write((json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        f.write(utf8(json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n"))
     from kg.graph.mapfiles import write_gexf, write_vosviewer_json
 
     with open_output("graph.gexf") as f:
@@ -376,6 +377,7 @@ class _Options:
     cache: bool
     store: bool
     executor: object
+    follow_links: bool = False
 
 
 @dataclass
@@ -487,6 +489,7 @@ def build(
     cache: bool = True,
     store: bool = True,
     executor="local",
+    follow_links: bool = False,
 ) -> BuildResult:
     """Build the knowledge graph of the abstracts under *paths* into the folder *out*.
 
@@ -505,14 +508,16 @@ def build(
     ``"dask-local[:N]"`` (N worker processes kg starts and stops), ``"dask://HOST:PORT"`` (a
     Dask scheduler), a `kg.scale.executor.ExecutorSpec`, or an executor opened with
     `kg.scale.executor.open_executor`; the outputs are the same whichever runs it, and each
-    finished partition is cached at once (with *cache*).
+    finished partition is cached at once (with *cache*). Symbolic links inside the folders
+    of *paths* are skipped with a warning unless *follow_links* (`kg.text.sources.read_papers`).
     """
     # The cyclic garbage collector is off while the build runs: a 10,000-paper build makes
     # millions of objects that live to its end, and each full collection walks them all
     # (measured: RDF statements 6.3 s with it, 2.3 s without). Restored at the end.
     was_enabled = gc.isenabled()
     try:
-        return _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor))
+        return _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor,
+                                              follow_links))
     finally:
         if was_enabled:
             gc.enable()
@@ -620,7 +625,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
     if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
         models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
     try:
-        report = read_papers([Path(p) for p in paths])
+        report = read_papers([Path(p) for p in paths], follow_links=options.follow_links)
         if options.on_start:
             options.on_start(report)
         papers = report.papers

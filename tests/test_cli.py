@@ -222,3 +222,22 @@ def test_query_pages(run_cli, project, tmp_path):
     assert last.out.splitlines()[1:] == every.out.splitlines()[5:] and last.err == ""
     bad = run_cli(*args, "--bind", "limit=-2")
     assert bad.code == 4 and bad.err == "error: --bind limit=-2: give a whole number >= 0 as the limit (the rows a page; 0 gives every row)\n"
+
+
+def test_build_skips_a_link_in_a_folder_unless_follow_links(run_cli, tmp_path, monkeypatch, hash_embedder, nlp):
+    import os
+
+    import kg
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("ICML 2026\n\nGraph neural networks pass messages along the edges of a secret graph.\n")
+    (tmp_path / "in").mkdir()
+    os.symlink(outside, tmp_path / "in" / "leak.txt")
+    refused = run_cli("build", str(tmp_path / "in"), "--out", str(tmp_path / "out"))
+    assert refused.code == 2 and "leak.txt (a link)" in refused.err and "pass --follow-links" in refused.err, refused.err
+    assert "Traceback" not in refused.err and not (tmp_path / "out").exists()
+    real = kg.build
+    monkeypatch.setattr(kg, "build", lambda *a, **k: real(*a, **k, embedder=hash_embedder, nlp=nlp))
+    followed = run_cli("build", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--follow-links", "-q")
+    assert followed.code == 0, followed.err
+    assert "secret graph" in (tmp_path / "out" / "keyphrases.jsonl").read_text()

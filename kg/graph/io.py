@@ -8,6 +8,8 @@ from pathlib import Path
 
 import networkx as nx
 
+from kg.text.chars import utf8
+
 
 
 def graph_to_json(G: nx.Graph) -> str:
@@ -27,20 +29,21 @@ def write_graph_json(G: nx.Graph, f) -> None:
     """Write `graph_to_json` of *G* (UTF-8) to the binary file *f*: what ``nx.node_link_data(G,
     edges="links")`` gives, nodes and links sorted, written a block at a time rather than copied
     whole first: the links are made in order (`_sorted_links`), not listed and sorted (a 10,000-paper
-    graph has ~700,000 links; a list of them and its sort keys held ~150 bytes each)."""
+    graph has ~700,000 links; a list of them and its sort keys held ~150 bytes each). A lone
+    surrogate in a string is written as U+FFFD (`kg.text.chars.utf8`): UTF-8 cannot hold it."""
     encode = json.JSONEncoder(**_GRAPH_JSON, check_circular=False).encode
 
     def block(key: str, items, as_object) -> None:
-        f.write(f"{encode(key)}: [".encode("utf-8"))
+        f.write(utf8(f"{encode(key)}: ["))
         sep = b"\n"
         for part in _blocks(items, _BLOCK):
-            f.write(sep + ",\n".join(encode(as_object(item)) for item in part).encode("utf-8"))
+            f.write(sep + utf8(",\n".join(encode(as_object(item)) for item in part)))
             sep = b",\n"
         f.write(b"]" if sep == b"\n" else b"\n]")
 
-    f.write(f"{{\n{encode('directed')}: {encode(G.is_directed())},\n{encode('graph')}: {encode(G.graph)},\n".encode("utf-8"))
+    f.write(utf8(f"{{\n{encode('directed')}: {encode(G.is_directed())},\n{encode('graph')}: {encode(G.graph)},\n"))
     block("links", _sorted_links(G), lambda e: {**e[2], "source": e[0], "target": e[1]})
-    f.write(f",\n{encode('multigraph')}: {encode(G.is_multigraph())},\n".encode("utf-8"))
+    f.write(utf8(f",\n{encode('multigraph')}: {encode(G.is_multigraph())},\n"))
     nodes = G.nodes
     block("nodes", sorted(G), lambda n: {**nodes[n], "id": n})
     f.write(b"\n}\n")

@@ -11,6 +11,8 @@ from collections import defaultdict
 
 import networkx as nx
 
+from kg.text.chars import utf8, xml_text
+
 VOSVIEWER_MAX_CLUSTER = 1000  # VOSviewer numbers clusters from 1 to 1000
 _PALETTE = ((31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
             (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207))  # a colour per cluster, in turn
@@ -37,10 +39,10 @@ def _placed(G: nx.Graph) -> set[str]:
 
 
 def _map_nodes(G: nx.Graph, placed: set[str]):
-    """(node, attributes) of `map_graph`, by node id."""
+    """(node, attributes) of `map_graph`, by node id; ids and text as XML can hold them (`xml_text`)."""
     for n in sorted(placed):
         d = G.nodes[n]
-        attrs = {"kind": d["kind"], "label": str(d.get("label") or n)}
+        attrs = {"kind": d["kind"], "label": xml_text(str(d.get("label") or n))}
         if d.get("cluster") is not None:
             attrs["cluster"] = int(d["cluster"])
         if d["kind"] == "concept":
@@ -49,22 +51,23 @@ def _map_nodes(G: nx.Graph, placed: set[str]):
             if d.get("year") is not None:
                 attrs["year"] = int(d["year"])
             if d.get("venue"):
-                attrs["venue"] = str(d["venue"])
+                attrs["venue"] = xml_text(str(d["venue"]))
         size = 1.0 + math.sqrt(attrs.get("papers", 1))
         r, g, b = _PALETTE[(attrs["cluster"] - 1) % len(_PALETTE)] if "cluster" in attrs else (170, 170, 170)
         attrs["viz"] = {"position": {"x": float(d["x"]), "y": float(d["y"]), "z": 0.0}, "size": size,
                         "color": {"r": r, "g": g, "b": b, "a": 1.0}}
-        yield n, attrs
+        yield xml_text(n), attrs
 
 
 def _map_edges(G: nx.Graph, placed: set[str]):
     """(u, v, attributes) of `map_graph`, each link once: G's links among the placed nodes, then
-    each placed concept's broader concepts that are placed and not linked to it already."""
+    each placed concept's broader concepts that are placed and not linked to it already; the
+    node ids as `_map_nodes` gives them."""
     adj = G.adj
     for u in sorted(placed):
         for v, e in sorted(adj[u].items()):
             if v in placed and u < v and e.get("kind") in _MAP_LINKS:
-                yield u, v, {"kind": e["kind"], "weight": float(e.get("count", 1))}
+                yield xml_text(u), xml_text(v), {"kind": e["kind"], "weight": float(e.get("count", 1))}
     seen: set[tuple[str, str]] = set()
     for u in sorted(placed):
         for b in G.nodes[u].get("broader", []):
@@ -72,7 +75,7 @@ def _map_edges(G: nx.Graph, placed: set[str]):
             if b not in placed or pair in seen or (u != b and adj[u].get(b, {}).get("kind") in _MAP_LINKS):
                 continue
             seen.add(pair)
-            yield u, b, {"kind": "broader", "weight": 1.0}
+            yield xml_text(u), xml_text(b), {"kind": "broader", "weight": 1.0}
 
 
 _GEXF_BLOCK = 5000  # nodes or edges made into XML elements at a time
@@ -83,7 +86,7 @@ def write_gexf(G: nx.Graph, f) -> None:
     a block of nodes or edges at a time: its `write_gexf` makes one XML element tree of the
     whole file first (at 100,000 papers a 584 MB file, several GiB as elements). The blocks
     go to a temporary file, since the attribute declarations that open the file are known at
-    the end."""
+    the end. Text XML 1.0 forbids (a control character in a title) is left out (`_map_nodes`)."""
     import tempfile
     from itertools import islice
     from xml.etree.ElementTree import Element, ElementTree, tostring
@@ -177,12 +180,13 @@ def vosviewer_map(G: nx.Graph, *, title: str = "kg") -> dict:
 
 
 def write_vosviewer_json(G: nx.Graph, f, *, title: str = "kg") -> None:
-    """Write `vosviewer_map` of *G* to the binary file *f* (UTF-8 JSON, one item or link a line)."""
+    """Write `vosviewer_map` of *G* to the binary file *f* (UTF-8 JSON, one item or link a line;
+    a lone surrogate as U+FFFD: `kg.text.chars.utf8`)."""
     data = vosviewer_map(G, title=title)
     network = data.pop("network")
     head = json.dumps(data, ensure_ascii=False, sort_keys=True)[:-1]
-    f.write(f'{head}, "network": {{\n'.encode("utf-8"))
+    f.write(utf8(f'{head}, "network": {{\n'))
     for i, key in enumerate(("clusters", "items", "links")):
         rows = ",\n".join(json.dumps(row, ensure_ascii=False, sort_keys=True) for row in network[key])
-        f.write(f'"{key}": [\n{rows}\n]{"," if i < 2 else ""}\n'.encode("utf-8"))
+        f.write(utf8(f'"{key}": [\n{rows}\n]{"," if i < 2 else ""}\n'))
     f.write(b"}}\n")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from kg.text.chars import encodable
 from kg.text.records import name_key
 
 __all__ = ["Person", "people", "person_slug"]
@@ -48,7 +49,7 @@ def person_slug(*, orcid: str | None = None, name: str | None = None) -> str:
     key = name_key(name or "")
     ascii_name = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode()
     letters = re.sub(r"[^a-z0-9]+", "-", ascii_name).strip("-")[:60].strip("-")
-    return f"{letters or 'person'}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    return f"{letters or 'person'}-{hashlib.sha1(encodable(key).encode()).hexdigest()[:8]}"  # a lone surrogate as U+FFFD
 
 
 def people(G: nx.Graph) -> tuple[dict[str, Person], dict[str, list[str]]]:

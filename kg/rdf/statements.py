@@ -35,6 +35,7 @@ from kg.rdf.vocabulary import (
     check_base,
     prefixes,
 )
+from kg.text.chars import encodable
 from kg.text.identifiers import arxiv_iri, doi_iri, orcid_iri
 
 
@@ -106,7 +107,11 @@ class _Terms:
         if type(value) is not str:
             return self.add(self._literal(value))
         # Oxigraph writes a string without characters N-Triples escapes as it is, in quotes.
-        key = str(self._literal(value)) if _ESCAPED(value) else f'"{value}"'
+        if _ESCAPED(value):
+            value = encodable(value)  # a lone surrogate as U+FFFD: Oxigraph (and UTF-8) cannot hold it
+            key = str(self._literal(value))
+        else:
+            key = f'"{value}"'
         if key not in self.literals:
             self.literals[key] = (value, None, None)
         return key
@@ -116,7 +121,11 @@ class _Terms:
         tag = self._tags.get(language)
         if tag is None:
             tag = self._tags[language] = str(self._literal("", language=language))[2:]
-        key = str(self._literal(value, language=language)) if _ESCAPED(value) else f'"{value}"{tag}'
+        if _ESCAPED(value):
+            value = encodable(value)
+            key = str(self._literal(value, language=language))
+        else:
+            key = f'"{value}"{tag}'
         if key not in self.literals:
             self.literals[key] = (value, tag[1:], None)
         return key
@@ -126,6 +135,7 @@ class _Terms:
         found = self._types.get(datatype)
         if found is None:
             found = self._types[datatype] = self._named(datatype)
+        value = encodable(value)
         key = str(self._literal(value, datatype=found))
         if key not in self.literals:
             self.literals[key] = (value, None, datatype)
@@ -227,7 +237,7 @@ class _Vocab:
         """A label word's IRI (kg:word/<the word, percent-encoded>)."""
         iri = self.word_iris.get(word)
         if iri is None:
-            iri = self.word_iris[word] = self.N(f"{self.base}word/{quote(word, safe='')}")
+            iri = self.word_iris[word] = self.N(f"{self.base}word/{quote(encodable(word), safe='')}")  # as its label's literal
         else:
             self.terms.iris.add(iri)
         return iri

@@ -10,6 +10,7 @@ from rdflib import RDFS, XSD, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, SKOS, DefinedNamespace
 
 from kg.errors import KGError
+from kg.text.chars import encodable
 
 DEFAULT_BASE = "https://example.org/kg/"
 VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
@@ -90,11 +91,12 @@ def check_base(base: str) -> str:
 
 def _iri(url: str):
     """A URL from an abstract as a valid IRI (characters IRIs forbid are percent-encoded);
-    one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal.
+    one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal. A lone
+    surrogate, which no IRI or UTF-8 holds, is U+FFFD.
     Oxigraph terms (``NamedNode`` or ``Literal``)."""
     import pyoxigraph as ox
 
-    url = re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", url)  # a stray % is a literal percent sign
+    url = re.sub(r"%(?![0-9A-Fa-f]{2})", "%25", encodable(url))  # a stray % is a literal percent sign
     safe = "/:@!$&'()*+,;=%~-._"
     try:
         parts = urlsplit(url)  # ValueError: a broken [IPv6] host

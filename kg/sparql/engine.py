@@ -147,12 +147,22 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
         bindings = list(result.terms)
         return json.dumps({"head": {"vars": list(result.variables)}, "results": {"bindings": bindings}}, ensure_ascii=False, indent=1) + "\n"
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(result.variables)
-        writer.writerows(["" if x is None else x for x in row] for row in result.rows)
-        return buffer.getvalue()
+        return _csv(result.variables, result.rows)
     return _table(result.variables, result.rows)
+
+
+def _csv(variables: Sequence[str], rows: Sequence[Sequence[str | None]]) -> str:
+    """*rows* as CSV, a row a line. The csv module quotes a value holding a line feed but not one
+    holding a lone carriage return (with ``\\n`` line ends), which a reader takes for a line end:
+    a row with one has every value quoted."""
+    buffer = io.StringIO()
+    plain = csv.writer(buffer, lineterminator="\n")
+    quoted = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    plain.writerow(variables)
+    for row in rows:
+        values = ["" if x is None else x for x in row]
+        (quoted if any("\r" in v for v in values) else plain).writerow(values)
+    return buffer.getvalue()
 
 
 def _table(variables: Sequence[str], rows: Sequence[Sequence[str | None]], width: int = 60) -> str:

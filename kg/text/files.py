@@ -162,22 +162,28 @@ def file_kind(path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else _kind(mode)
 
 
-def read_input(path: Path, name: str, *, expected: str = "files of abstracts", text: bool = True) -> RawFile:
+def read_input(path: Path, name: str, *, expected: str = "files of abstracts", text: bool = True, follow: bool = True) -> RawFile:
     """The bytes of the regular file *path* (reported as *name*), read once.
 
     FIFOs, sockets and devices (or links to them) are refused before they are opened, so
     that nothing blocks or reads without end; so is a file over `MAX_FILE_BYTES`, and (with
     *text*) a binary file at its first bytes. A file that grows while it is read is read as it
     was when opened, with a warning. *expected* says, in the messages, what kg wants instead
-    (any file kg reads goes through here: inputs, graph.json, gold sets, query files)."""
+    (any file kg reads goes through here: inputs, graph.json, gold sets, query files). Without
+    *follow*, a file that became a symbolic link since its folder was listed is refused, not
+    followed (``O_NOFOLLOW``)."""
     why = file_kind(path)
     if why is not None:
         if why.startswith("cannot be read"):
             raise InputError(_unreadable(path, name, why))
         raise InputError(f"{name}: {why}, not a regular file; give kg {expected}")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        nofollow = 0 if follow else getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0) | nofollow)
     except OSError as e:
+        if nofollow and e.errno == errno.ELOOP:
+            raise InputError(f"{name}: became a symbolic link while kg read its folder; build again"
+                             " (pass --follow-links to read what links point at)") from e
         raise InputError(_unreadable(path, name, f"cannot be read ({e.strerror})")) from e
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())

@@ -415,10 +415,11 @@ def _read_csv_rows(name: str, text: str, delimiter: str) -> tuple[list[_Record],
     return records, notes, skipped
 
 
-def _scan(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, Path]], list[Diagnostic]]:
+def _scan(paths: Sequence[str | Path], *, follow_links: bool = False) -> tuple[list[tuple[Path, Path]], list[Diagnostic]]:
     """The files *paths* name, each once (by resolved path; the first mention keeps its place),
     each with the path given that named it (the file, or its folder), and a warning per folder
-    with files it skipped and per file named more than once."""
+    with files it skipped (links apart, unless *follow_links*: `_folder_inputs`) and per file
+    named more than once."""
     files: dict[Path, tuple[Path, Path]] = {}
     mentions: dict[Path, int] = {}
     notes = Warnings()
@@ -430,10 +431,15 @@ def _scan(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, Path]], list[Di
             if _is_kg_output(path):
                 raise InputError(f"{printable(str(path))}: a folder kg build wrote its outputs in, not abstract lists;"
                                  " give the folder of the abstract lists")
-            found, skipped = _folder_inputs(path)
+            found, skipped = _folder_inputs(path, follow_links=follow_links)
+            links = [s for s in skipped if s.endswith(_LINK)]
+            skipped = [s for s in skipped if not s.endswith(_LINK)]
             if not found:
-                left = f"; it has {_named(skipped)}" if skipped else ""
-                raise InputError(f"{printable(str(path))}: folder has no readable input ({_suffixes('or')} files){left}")
+                left = f"; it has {_named(skipped + links)}" if skipped or links else ""
+                advice = f" ({_FOLLOW_ADVICE})" if links else ""
+                raise InputError(f"{printable(str(path))}: folder has no readable input ({_suffixes('or')} files){left}{advice}")
+            if links:
+                notes.append(_skipped_links(path, links))
             if skipped:
                 kinds = "files" if all(not s.endswith(("/", ")")) for s in skipped) else "files and folders"
                 notes.append(
@@ -474,14 +480,29 @@ def _missing(path: Path) -> str:
     return f"{path}: no such file or folder; give abstract-list files or folders of them"
 
 
-def _folder_inputs(folder: Path) -> tuple[list[Path], list[str]]:
+_LINK = "(a link)"  # how `_folder_inputs` names a link it does not follow
+_FOLLOW_ADVICE = ("links are not followed, so that nothing outside the folders given is read;"
+                  " pass --follow-links to read what they point at")
+
+
+def _skipped_links(folder: Path, links: Sequence[str]) -> Diagnostic:
+    """The warning for the *links* in *folder* that were not followed: a link may point
+    anywhere (``leak.txt -> /etc/passwd``), and what kg reads ends up in the graph."""
+    what = "link" if len(links) == 1 else "links"
+    return Diagnostic(input_names([(folder, folder)])[0], None,
+                      f"skipped {len(links)} {what}: {_named(links)} ({_FOLLOW_ADVICE})", "skipped_links")
+
+
+def _folder_inputs(folder: Path, *, follow_links: bool = False) -> tuple[list[Path], list[str]]:
     """The files under *folder* with one of `FOLDER_SUFFIXES`, sorted, and the names (relative to
-    *folder*, sorted) of what is skipped: other files, kg output folders, links to folders and
-    whatever cannot be listed. Skipped folders are not entered; hidden files and folders are
-    passed over unnamed."""
+    *folder*, sorted) of what is skipped: other files, kg output folders, whatever cannot be
+    listed, and symbolic links (to files or folders, wherever they point: named with `_LINK`),
+    unless *follow_links*. Then links are followed, each folder entered once (a link loop ends
+    there). Skipped folders are not entered; hidden files and folders are passed over unnamed."""
     found: list[Path] = []
     skipped: list[str] = []
     pending = [folder]
+    entered = {folder.resolve()}
     while pending:
         current = pending.pop()
         try:
@@ -492,13 +513,17 @@ def _folder_inputs(folder: Path) -> tuple[list[Path], list[str]]:
         for entry in entries:
             name = printable(entry.relative_to(folder).as_posix())
             is_dir = entry.is_dir()
+            is_link = entry.is_symlink()
             if entry.name.startswith("."):  # hidden (.git/, .DS_Store): left alone, as every tool does
                 continue
-            if is_dir and entry.is_symlink():
-                skipped.append(f"{name}/ (a link)")
+            if is_link and not follow_links and (is_dir or file_kind(entry) is None):
+                skipped.append(f"{name}/ {_LINK}" if is_dir else f"{name} {_LINK}")
+            elif is_dir and entry.resolve() in entered:  # a link back to a folder already read
+                continue
             elif is_dir and _is_kg_output(entry):
                 skipped.append(f"{name}/ (kg outputs)")
             elif is_dir:
+                entered.add(entry.resolve())
                 pending.append(entry)
             elif (kind := file_kind(entry)) is not None:  # a FIFO, a socket, a device, a broken link or a loop
                 skipped.append(f"{name} ({kind})")
@@ -543,10 +568,10 @@ _EMPTY_ADVICE = {  # what an empty file of each kind should hold (docs/input.md)
 }
 
 
-def _read_file(path: Path, name: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int], str]:
+def _read_file(path: Path, name: str, *, follow: bool = True) -> tuple[list[_Record], list[Diagnostic], dict[str, int], str]:
     """The records of the file *path* (reported as *name*), the warnings, what was skipped, and
-    the SHA-256 of the bytes read."""
-    raw = read_input(path, name)
+    the SHA-256 of the bytes read; without *follow*, *path* is not opened if it is a link."""
+    raw = read_input(path, name, follow=follow)
     suffix = path.suffix.lower()
     if not raw.data.strip():
         raise InputError(f"{name}: empty file; {_EMPTY_ADVICE.get(suffix, _EMPTY_ADVICE['.txt'])}")
@@ -699,22 +724,24 @@ def _dropped(known: Paper, record: _Record) -> str:
             f" the paper keeps {' '.join(str(k) for _, k, _ in kept)}")
 
 
-def read_papers(paths: Sequence[str | Path]) -> ReadReport:
+def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> ReadReport:
     """Read every abstract under *paths* (files, or folders of `FOLDER_SUFFIXES` files).
 
     Raises `InputError` for a path or file kg cannot use; returns warnings for what it
-    could read with a caveat. Nothing is dropped without a warning that says so.
+    could read with a caveat. Nothing is dropped without a warning that says so. Symbolic
+    links inside a folder are skipped (with a warning) unless *follow_links*: a file or folder
+    named in *paths* is read even when it is a link, since the user named it.
     """
     if not paths:
         raise InputError("no input given; name abstract-list files or folders")
-    files, found = _scan(paths)
+    files, found = _scan(paths, follow_links=follow_links)
     warnings = Warnings(found)
     names = input_names(files)
     records: list[_Record] = []
     skipped: dict[str, int] = {}
     digests = []
-    for (path, _), name in zip(files, names):
-        got, notes, skips, digest = _read_file(path, name)
+    for (path, given), name in zip(files, names):
+        got, notes, skips, digest = _read_file(path, name, follow=follow_links or path == given)  # found in a folder: not a link
         records.extend(got)
         warnings.extend(notes)
         digests.append(digest)

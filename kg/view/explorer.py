@@ -22,6 +22,7 @@ from typing import Any
 
 import networkx as nx
 
+from kg.text.chars import utf8
 from kg.view.mapdata import MapSettings
 
 __all__ = ["MAX_LISTED", "Explorer"]
@@ -114,7 +115,7 @@ class Explorer:
 
         if self._map is None:
             payload = map_payload(self.G, title=self.title, settings=self.settings)
-            self._map = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+            self._map = utf8(json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False))  # a lone surrogate as U+FFFD
         return self._map
 
     # ------------------------------------------------------------------ search and details

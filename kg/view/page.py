@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
+from kg.text.chars import encodable
 from kg.view.mapdata import MapSettings, map_payload
 
 if TYPE_CHECKING:
@@ -38,12 +39,13 @@ def render_html(G: nx.Graph, *, title: str = "kg", settings: MapSettings | None 
 
 def render_page(data: dict[str, Any], *, title: str) -> str:
     """The page around *data*: a map payload with ``"source": "embedded"``, or
-    ``{"source": "server"}`` for the explorer, whose script asks ``/api/map`` for it."""
+    ``{"source": "server"}`` for the explorer, whose script asks ``/api/map`` for it. The
+    title's lone surrogates are U+FFFD in the page's <title> (UTF-8 cannot hold them)."""
     from markupsafe import Markup
 
     template = _template()
     css, scripts = _assets()
-    return template.render(title=title, css=Markup(css), scripts=[Markup(s) for s in scripts],
+    return template.render(title=encodable(title), css=Markup(css), scripts=[Markup(s) for s in scripts],
                            data=Markup(json_for_script(data)))
 
 

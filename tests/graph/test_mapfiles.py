@@ -179,3 +179,47 @@ def test_the_seeds_build_writes_both_files(seeds_build):
     assert vosviewer_problems(data) == []
     assert sorted(i["id"] for i in data["network"]["items"]) == concepts
     assert [c["label"] for c in data["network"]["clusters"]] == [c["label"] for c in G.graph["clusters"]]
+
+
+# Hostile text: each file is what its format's own strict parser accepts, whatever a title holds.
+
+from hostile_text import HOSTILE_TEXT, with_text
+from hypothesis import HealthCheck, given, settings
+
+from kg.graph.io import write_graph_json
+from kg.text.chars import xml_text
+
+_PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def test_a_control_character_in_a_venue_leaves_the_gexf_xml(G):
+    """Gephi refused graph.gexf: a venue holding \\x01 was written as it is, and XML 1.0 forbids it."""
+    import xml.etree.ElementTree as ET
+
+    f = io.BytesIO()
+    write_gexf(with_text(G, "Venue\x01\x08\x1b[1m"), f)
+    root = ET.fromstring(f.getvalue())
+    venues = {a.get("value") for a in root.iter() if a.tag.endswith("}attvalue")}
+    assert "Venue[1m" in venues
+
+
+@_PROPERTY
+@given(text=HOSTILE_TEXT)
+def test_gexf_is_xml_whatever_the_text(G, text):
+    import xml.etree.ElementTree as ET
+
+    f = io.BytesIO()
+    write_gexf(with_text(G, text), f)
+    root = ET.fromstring(f.getvalue())  # strict: a forbidden character or bad UTF-8 raises
+    labels = [n.get("label") for n in root.iter() if n.tag.endswith("}node")]
+    assert xml_text(text) in labels
+
+
+@_PROPERTY
+@given(text=HOSTILE_TEXT)
+def test_map_json_and_graph_json_are_utf8_json_whatever_the_text(G, text):
+    H = with_text(G, text)
+    for write in (write_vosviewer_json, write_graph_json):
+        f = io.BytesIO()
+        write(H, f)
+        json.loads(f.getvalue().decode("utf-8"))  # strict UTF-8: a lone surrogate would not encode at all

@@ -38,3 +38,34 @@ def test_the_three_files_are_one_graph():
     expected = to_rdf(G)
     for name, fmt in (("graph.nt", "nt"), ("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
         assert isomorphic(Graph().parse(data=files[name].decode("utf-8"), format=fmt), expected), name
+
+
+# Hostile text: each RDF file is what a strict parser of its format accepts, whatever a title holds.
+
+from hostile_text import HOSTILE_TEXT, with_text
+from hypothesis import given, settings
+
+_GRAPH = fixture_graph()
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=HOSTILE_TEXT)
+def test_the_rdf_files_parse_whatever_the_text(text):
+    """A lone surrogate made the RDF writers fail (UTF-8 cannot encode it); now it is U+FFFD.
+    Controls are escaped as N-Triples and Turtle's grammar says (\\u0001), by Oxigraph."""
+    import json
+
+    import pyoxigraph as ox
+
+    from kg.text.chars import encodable
+
+    out = rdf_files(with_text(_GRAPH, text))
+    parsed = {}
+    for name, fmt, rdflib_fmt in (("graph.nt", ox.RdfFormat.N_TRIPLES, "nt"), ("graph.ttl", ox.RdfFormat.TURTLE, "turtle"),
+                                  ("graph.jsonld", ox.RdfFormat.JSON_LD, "json-ld")):
+        parsed[name] = list(ox.parse(out[name], format=fmt))  # strict: bad UTF-8, an unescaped control or a bad escape raises
+        Graph().parse(data=out[name].decode("utf-8"), format=rdflib_fmt)
+    json.loads(out["graph.jsonld"].decode("utf-8"))
+    titles = {t.object.value for t in parsed["graph.nt"] if t.predicate.value == "https://schema.org/headline"}
+    assert encodable(text) in titles
+    assert len(parsed["graph.nt"]) == len(parsed["graph.ttl"]) == len(parsed["graph.jsonld"])

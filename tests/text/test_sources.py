@@ -573,8 +573,8 @@ def test_a_file_that_vanishes_or_cannot_be_read_is_one_line(tmp_path, monkeypatc
     g = write(tmp_path / "b.txt", f"ICML 2026\n\n{ABSTRACT_B}\n")
     scan = kg.text.sources._scan
 
-    def scan_then_remove(paths):
-        found = scan(paths)
+    def scan_then_remove(paths, **options):
+        found = scan(paths, **options)
         g.unlink()
         return found
 
@@ -731,3 +731,67 @@ def test_a_folder_is_read_for_every_suffix_a_named_file_is_read_by(tmp_path):
     write(folder / "refs.bibtex", SAME_BIB)
     report = read_papers([folder])
     assert [p.doi for p in report.papers] == ["10.5555/same.1"] and report.warnings == ()
+
+
+# 10. symbolic links in a folder: nothing outside the folders given is read unless --follow-links
+
+def _folder_with_links(tmp_path):
+    """A folder *in* with a.txt, a link to a file outside it, a link to a folder outside it, a
+    link in a subfolder to a.txt (inside) and a link to its own parent (a loop)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    write(outside / "secret.txt", f"ICML 2026\n\n{ABSTRACT_B} secret\n")
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    write(folder / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
+    os.symlink(outside / "secret.txt", folder / "leak.txt")
+    os.symlink(outside, folder / "elsewhere")
+    os.symlink(folder / "a.txt", folder / "sub" / "same.txt")
+    os.symlink(folder, folder / "sub" / "loop")
+    return folder
+
+
+def test_links_in_a_folder_are_skipped_with_a_warning_not_read(tmp_path):
+    report = read_papers([_folder_with_links(tmp_path)])
+    assert [p.abstract for p in report.papers] == [ABSTRACT_A]
+    assert [w.reason for w in report.warnings] == ["skipped_links"]
+    assert str(report.warnings[0]).endswith(
+        ": skipped 4 links: elsewhere/ (a link), leak.txt (a link), sub/loop/ (a link), sub/same.txt (a link)"
+        " (links are not followed, so that nothing outside the folders given is read; pass --follow-links to read what they point at)")
+
+
+def test_a_folder_of_links_only_is_refused_naming_them_and_the_flag(tmp_path):
+    (tmp_path / "in").mkdir()
+    os.symlink("/etc/passwd", tmp_path / "in" / "leak.txt")
+    with pytest.raises(InputError, match=r"folder has no readable input .*; it has leak\.txt \(a link\) \(.*pass --follow-links"):
+        read_papers([tmp_path / "in"])
+
+
+def test_with_follow_links_links_are_read_once_and_a_loop_ends(tmp_path):
+    report = read_papers([_folder_with_links(tmp_path)], follow_links=True)
+    assert sorted(p.abstract for p in report.papers) == sorted([ABSTRACT_A, f"{ABSTRACT_B} secret"])
+    assert "skipped_links" not in {w.reason for w in report.warnings}
+
+
+def test_a_link_named_on_its_own_is_read(tmp_path):
+    folder = _folder_with_links(tmp_path)
+    assert [p.abstract for p in read_papers([folder / "leak.txt"]).papers] == [f"{ABSTRACT_B} secret"]
+
+
+def test_a_file_that_becomes_a_link_after_the_folder_is_listed_is_not_followed(tmp_path, monkeypatch):
+    import kg.text.sources
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write(folder / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
+    scan = kg.text.sources._scan
+
+    def scan_then_link(paths, **options):
+        found = scan(paths, **options)
+        (folder / "a.txt").unlink()
+        os.symlink("/etc/passwd", folder / "a.txt")
+        return found
+
+    monkeypatch.setattr(kg.text.sources, "_scan", scan_then_link)
+    with pytest.raises(InputError, match=r"a\.txt: became a symbolic link while kg read its folder"):
+        read_papers([folder])

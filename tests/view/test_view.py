@@ -512,3 +512,30 @@ def test_odd_texts_are_drawn_as_text(open_page) -> None:
     page.wait_for_selector("#kg-abstract")
     assert page.text_content("#kg-abstract") == "</script><img src=x onerror=window.__pwned=2>"
     assert page.evaluate("typeof window.__pwned") == "undefined" and o.errors == []
+
+
+# ---------------------------------------------------------------- hostile text, any
+
+from hostile_text import HOSTILE_TEXT, with_text
+from hypothesis import given, settings
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=HOSTILE_TEXT)
+def test_the_page_and_the_explorers_map_hold_any_text_as_data(text) -> None:
+    """Whatever a label holds (</script>, <!--, U+2028, a lone surrogate), the page's data block is
+    the only text of its script element, parses as JSON and gives the text back; the explorer's
+    /api/map is UTF-8 JSON (a lone surrogate failed to encode: U+FFFD now)."""
+    from kg.text.chars import encodable
+    from kg.view.explorer import Explorer
+
+    G = with_text(small_graph(), text)
+    page = render_html(G, title=text)
+    page.encode("utf-8")
+    parsed = _parse(page)
+    assert [attrs for attrs, _ in parsed.scripts] == [{"type": "application/json", "id": "kg-data"}] + [{}] * (1 + len(SCRIPTS))
+    data = _data(page)
+    back = json.loads(json.dumps(text))  # JSON's escapes of a surrogate pair read back as one character
+    assert data["title"] == back and back in data["papers"]["label"]
+    served = json.loads(Explorer(G, title=text).map_json().decode("utf-8"))
+    assert encodable(text) == served["title"]
