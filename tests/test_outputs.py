@@ -377,7 +377,7 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
     alone: the papers and their keyphrases are no longer held (the build's peak at scale)."""
     import gc
 
-    import kg.pipeline
+    import kg.pipeline.stages
     from kg.extract.keyphrases import PaperKeyphrases
     from kg.text.sources import Paper, read_papers
 
@@ -386,7 +386,7 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
         f"Paper {i} studies neighbourhood sampling for graph neural networks and message passing, case {i}." for i in range(4)))
     ids = {p.id for p in read_papers([f]).papers}
     seen = {}
-    add_map = kg.pipeline.add_map
+    add_map = kg.pipeline.stages.add_map
 
     def watched(G):
         gc.collect()
@@ -395,7 +395,7 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
         seen["staged"] = sorted(p.name.split(".")[1] for p in (tmp_path / "out").glob(".*.tmp"))
         add_map(G)
 
-    monkeypatch.setattr(kg.pipeline, "add_map", watched)
+    monkeypatch.setattr(kg.pipeline.stages, "add_map", watched)
     result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
     assert len(ids) == 4 and {json.loads(line)["id"] for line in (result.out / "keyphrases.jsonl").open()} == ids
     assert seen["alive"] == []

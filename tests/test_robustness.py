@@ -342,7 +342,7 @@ def test_a_folder_in_the_place_of_an_output_stops_the_build_before_any_output_is
 def test_a_manifest_that_cannot_be_written_leaves_a_whole_build_that_the_next_one_redoes(tmp_path, hash_embedder, nlp, monkeypatch):
     """The manifest is written after the outputs are in place: if it cannot be (a full disk), the
     build still succeeds, and the next build, with no manifest to trust, builds again."""
-    import kg.pipeline
+    import kg.pipeline.stages
 
     f = tmp_path / "a.txt"
     f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")
@@ -350,7 +350,7 @@ def test_a_manifest_that_cannot_be_written_leaves_a_whole_build_that_the_next_on
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(kg.pipeline, "write_manifest", full)
+    monkeypatch.setattr(kg.pipeline.stages, "write_manifest", full)
     result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
     assert (result.out / "graph.nt").is_file() and not (result.out / ".cache" / "manifest.json").exists()
     monkeypatch.undo()
@@ -588,14 +588,14 @@ def test_an_output_that_is_a_link_is_replaced_not_written_through(tmp_path):
     is left as it was."""
     import os
 
-    from kg.pipeline import _Staging
+    from kg.pipeline.outputs import Staging
 
     target = tmp_path / "elsewhere.txt"
     target.write_text("keep me\n")
     out = tmp_path / "out"
     out.mkdir()
     os.symlink(target, out / "graph.html")
-    staging = _Staging(out)
+    staging = Staging(out)
     with staging.open("graph.html") as f:
         f.write(b"<!doctype html>\n")
     staging.commit()
@@ -613,11 +613,11 @@ def test_keyphrases_jsonl_and_stats_json_hold_any_text(text):
     surrogate, which failed to encode, is U+FFFD (`kg.text.chars.utf8`)."""
     import io
 
-    from kg.pipeline import _write_records
+    from kg.pipeline.outputs import write_records
     from kg.text.chars import encodable, utf8
 
     f = io.BytesIO()
-    _write_records(f, [{"label": text, "venue": text}, {"label": "next"}])
+    write_records(f, [{"label": text, "venue": text}, {"label": "next"}])
     lines = f.getvalue().decode("utf-8").split("\n")
     assert lines[-1] == "" and [json.loads(line)["label"] for line in lines[:-1]] == [encodable(text), "next"]
     stats = utf8(json.dumps({"warnings": {text: 1}}, ensure_ascii=False, indent=2) + "\n")  # as stats.json is written

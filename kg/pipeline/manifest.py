@@ -27,12 +27,12 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from kg.common.folders import MANIFEST
 from kg.extract.embed import file_sha256
 
 __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "read_manifest", "write_manifest",
            "forget_manifest"]
 
-MANIFEST = "manifest.json"
 FORMAT = 4  # the outputs' format version: bump it when kg writes any output differently (4: plain prefixed names, relative sources)
 _LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 

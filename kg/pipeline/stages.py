@@ -1,21 +1,14 @@
-"""The whole pipeline: read -> extract -> merge -> graph -> RDF, HTML, JSON outputs.
-
-Every output is written to a temporary file in the output folder and renamed into place
-only when all of them are ready, so a failed or interrupted build leaves the previous
-outputs whole.
+"""The build, stage by stage: read -> extract (with its cache) -> merge -> graph and map -> RDF, the views and the
+store, all renamed into place together (`kg.pipeline.outputs`), or nothing when nothing changed.
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import os
-import re
-import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -24,28 +17,34 @@ import networkx as nx
 
 from kg.concepts.merge import merge_concepts
 from kg.concepts.specificity import score_specificity
-from kg.errors import OutputError, OutputsWritten
 from kg.extract.keyphrases import PaperKeyphrases, Settings
-from kg.graph.build import build_graph, concept_node, paper_node
-from kg.graph.io import write_graph_json
+from kg.graph.build import build_graph
 from kg.graph.layout import add_map
 from kg.graph.stats import graph_stats
-from kg.manifest import (
+from kg.pipeline.folder import check_not_url, check_output_folder, lock_output_folder
+from kg.pipeline.fork import Forked
+from kg.pipeline.manifest import (
     build_key,
     forget_manifest,
     outputs_intact,
     read_manifest,
     write_manifest,
 )
-from kg.text.chars import utf8
+from kg.pipeline.outputs import (
+    OUTPUT_FILES,
+    VIEW_FILES,
+    Staging,
+    emit_views,
+    keyphrase_rows,
+    signals_held,
+    write_records,
+)
 from kg.text.labels import paper_label
 from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
-__all__ = ["BuildResult", "build", "OUTPUT_FILES", "keyphrase_records", "render_outputs", "write_outputs"]
+__all__ = ["BuildResult", "DASK_LOCAL_MIN_DOCUMENTS", "build"]
 
 MAX_CONFLICTS_LISTED = 100  # DOIs and arXiv ids on different abstracts that stats.json names (all are counted)
-OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "graph.json", "stats.json",
-                "graph.gexf", "map.json")
 
 
 @dataclass(frozen=True)
@@ -81,279 +80,6 @@ def _kg_version() -> str:
         return version("kg")
     except PackageNotFoundError:
         return "0+unknown"
-
-
-def keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKeyphrases], assignment) -> list[dict]:
-    """One record per paper for ``keyphrases.jsonl``, in input order."""
-    return list(_keyphrase_records(G, papers, found, assignment))
-
-
-def _keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKeyphrases], assignment) -> Iterator[dict]:
-    by_id = {k.paper_id: k for k in found}
-    for p in papers:
-        node = G.nodes[paper_node(p.id)]
-        keyphrases = [
-            {"phrase": k.phrase, "concept": concept_node(assignment[(p.id, k.phrase)]) if (p.id, k.phrase) in assignment else None,
-             "score": k.score, "rank": k.rank}
-            for k in by_id[p.id].keyphrases
-        ]
-        sources = [{"file": s.file, "paragraph": s.paragraph} if s.paragraph is not None else
-                   {"file": s.file, "row": s.row} if s.row is not None else {"file": s.file, "line": s.line} for s in p.sources]
-        yield {
-            "id": p.id, "source_id": p.source_id, "label": node["label"], "venue": p.venue, "year": p.year,
-            "sources": sources, "keyphrases": keyphrases,
-        }
-
-
-def _write_records(f, records: Iterable[dict]) -> None:
-    for r in records:
-        f.write(utf8(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n"))  # a lone surrogate as U+FFFD
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-class _Hashing:
-    """A binary file that keeps the SHA-256 of what is written to it (for the manifest)."""
-
-    def __init__(self, f) -> None:
-        self._f = f
-        self.sha256 = hashlib.sha256()
-
-    def write(self, data) -> int:
-        self.sha256.update(data)
-        return self._f.write(data)
-
-    def flush(self) -> None:
-        self._f.flush()
-
-
-class _Staging:
-    """The output files of a build, each written to a temporary name in *out* as soon as it is
-    made (so that no two are held in memory at once), then renamed into place together by
-    `commit`; `discard` removes what was written. A failed build leaves the previous outputs whole."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = Path(out)
-        try:
-            self.out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise OutputError(f"{self.out}: cannot create the output folder ({e.strerror})") from e
-        self._staged: dict[str, Path] = {}
-        self.sha256: dict[str, str] = {}  # name -> hex digest of each file written
-        self.discard_stale(OUTPUT_FILES)  # temporary files a killed build left behind
-
-    @contextmanager
-    def open(self, name: str):
-        """A binary file to write the output *name* to; it is synced to disk when the block ends."""
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.out)
-            self._staged[name] = Path(tmp)
-            with os.fdopen(fd, "wb", buffering=1 << 20) as raw:
-                f = _Hashing(raw)
-                yield f
-                raw.flush()
-                os.fsync(raw.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-        except OSError as e:
-            raise OutputError(f"{self.out}: cannot write the outputs ({e.strerror or e}); the previous outputs are unchanged") from e
-        self.sha256[name] = f.sha256.hexdigest()
-
-    def path(self, name: str) -> Path:
-        """Where the output *name* was written, until `commit`."""
-        return self._staged[name]
-
-    def written(self) -> dict[str, tuple[str, str]]:
-        """Each file written so far: name -> (temporary path, SHA-256), for `adopt`."""
-        return {name: (str(tmp), self.sha256[name]) for name, tmp in self._staged.items() if name in self.sha256}
-
-    def adopt(self, written: dict[str, tuple[str, str]]) -> None:
-        """Take over files another process wrote into this folder (its `written`)."""
-        for name, (tmp, digest) in written.items():
-            self._staged[name] = Path(tmp)
-            self.sha256[name] = digest
-
-    def discard_stale(self, names: Sequence[str]) -> None:
-        """Remove the temporary files of *names* that a stopped writer left (not adopted)."""
-        for name in names:
-            for stale in self.out.glob(f".{name}.*.tmp"):
-                if stale != self._staged.get(name):
-                    stale.unlink(missing_ok=True)
-
-    def commit(self) -> list[Path]:
-        """Rename every written file into place; their final paths, in `OUTPUT_FILES` order."""
-        names = [name for name in OUTPUT_FILES if name in self._staged]
-        in_the_way = [name for name in names if (self.out / name).is_dir()]  # a rename onto it would fail halfway
-        if in_the_way:
-            self.discard()
-            raise OutputError(f"{self.out / in_the_way[0]}: a folder where kg writes a file; move it away and build again"
-                              " (the previous outputs are unchanged)")
-        try:
-            for name in names:
-                os.replace(self._staged[name], self.out / name)
-        except OSError as e:
-            raise OutputError(f"{self.out}: cannot write the outputs ({e.strerror or e}); the previous outputs are unchanged") from e
-        finally:
-            self.discard()
-        return [self.out / name for name in names]
-
-    def discard(self) -> None:
-        for tmp in self._staged.values():
-            tmp.unlink(missing_ok=True)
-        self._staged.clear()
-
-
-@contextmanager
-def _signals_held(done: str):
-    """SIGINT and SIGTERM held while the block runs (the outputs are renamed into place, a few
-    milliseconds), so that the folder ends with every output of one build, never some of each.
-
-    A SIGINT that came meanwhile is `OutputsWritten` (saying *done*) once the block is done; a SIGTERM is
-    delivered again, as it came, with its handler back. Outside the main thread (where Python
-    cannot set handlers) the block runs as it is."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    came: list[int] = []
-    held = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    held = {sig: handler for sig, handler in held.items() if handler is not signal.SIG_IGN}  # ignored stays ignored
-    for sig in held:
-        signal.signal(sig, lambda number, frame: came.append(number))
-    try:
-        yield
-    finally:
-        for sig, handler in held.items():
-            signal.signal(sig, handler)
-    if signal.SIGTERM in came:
-        os.kill(os.getpid(), signal.SIGTERM)
-    if signal.SIGINT in came:
-        raise OutputsWritten(done)
-
-
-def _emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> None:
-    """Write every output file of a build, one at a time, each to the binary file that
-    ``open_output(name)`` (a context manager) gives."""
-    from kg.rdf.write import write_rdf
-
-    write_rdf(G, open_output, base=base)
-    _emit_views(G, open_output, records=records, stats=stats, title=title)
-
-
-VIEW_FILES = ("graph.html", "keyphrases.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json")  # the outputs that are not RDF
-
-
-def _emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stats: dict, title: str = "kg") -> None:
-    """Write the `VIEW_FILES` of a build, as `_emit_outputs` does (``keyphrases.jsonl`` only with
-    *records*: a build writes it before the map, `_write`)."""
-    from kg.view.page import render_html
-
-    with open_output("graph.html") as f:
-        f.write(render_html(G, title=title).encode("utf-8"))
-    if records is not None:
-        with open_output("keyphrases.jsonl") as f:
-            _write_records(f, records)
-    with open_output("graph.json") as f:
-        write_graph_json(G, f)
-    with open_output("stats.json") as f:
-        f.write(utf8(json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n"))
-    from kg.graph.mapfiles import write_gexf, write_vosviewer_json
-
-    with open_output("graph.gexf") as f:
-        write_gexf(G, f)
-    with open_output("map.json") as f:
-        write_vosviewer_json(G, f, title=title)
-
-
-def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> dict[str, bytes]:
-    """The bytes of every output file of a build, by file name (`OUTPUT_FILES`)."""
-    from kg.rdf.write import in_memory
-
-    contents = in_memory(lambda open_output: _emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title))
-    return {name: contents[name] for name in OUTPUT_FILES}
-
-
-def write_outputs(G: nx.Graph, out: Path, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> list[Path]:
-    """Every output file of a build, written atomically into *out*, one file in memory at a time."""
-    staging = _Staging(Path(out))
-    try:
-        _emit_outputs(G, staging.open, records=records, stats=stats, base=base, title=title)
-        return staging.commit()
-    finally:
-        staging.discard()
-
-
-class _Forked:
-    """``fn()`` run in a forked copy of this process (it sees everything this one holds, without
-    copying), whose result `result` gives, or whose exception it raises. Where the platform
-    cannot fork (or a fork fails), ``fn()`` runs at once, in this process."""
-
-    def __init__(self, fn: Callable[[], object]) -> None:
-        import multiprocessing
-
-        self._proc = None
-        if "fork" in multiprocessing.get_all_start_methods():
-            ctx = multiprocessing.get_context("fork")
-            self._recv, send = ctx.Pipe(duplex=False)
-            from kg.scale.executor import dies_with_parent
-
-            try:
-                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent()), daemon=True)
-                proc.start()
-                self._proc = proc
-            except OSError:  # no memory or process left for a fork
-                self._recv.close()
-            finally:
-                send.close()
-        if self._proc is None:
-            self._now = _outcome(fn)
-
-    def result(self):
-        if self._proc is None:
-            kind, value = self._now
-        else:
-            try:
-                kind, value = self._recv.recv()
-            except EOFError:
-                self._proc.join()
-                raise OutputError(f"the process writing the outputs stopped (exit code {self._proc.exitcode}); "
-                                  "the previous outputs are unchanged") from None
-            finally:
-                self._recv.close()
-            self._proc.join()
-        if kind == "error":
-            raise value
-        return value
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.is_alive():
-            self._proc.terminate()
-            self._proc.join()
-
-
-def _outcome(fn):
-    try:
-        return "ok", fn()
-    except BaseException as e:  # given to the caller of result()
-        return "error", e
-
-
-def _send_outcome(fn, send, setup: Callable[[], None]) -> None:
-    import pickle
-
-    setup()  # a killed build leaves no writer behind
-    kind, value = _outcome(fn)
-    try:
-        message = pickle.dumps((kind, value))
-    except Exception:  # an exception that does not pickle
-        message = pickle.dumps(("error", OutputError(f"writing the outputs failed: {value!r}")))
-    send.send_bytes(message)
-    send.close()
 
 
 # Under ``dask-local``, fewer documents than this to extract are extracted in the model process
@@ -523,66 +249,6 @@ def build(
             gc.enable()
 
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def _check_not_url(out) -> None:
-    """Stop before any work when *out* is a URL (``s3://bucket/kg``, ``file:///tmp/kg``): kg
-    writes into a local folder, and as a path the URL would quietly become one (``s3:/bucket/kg``)."""
-    if isinstance(out, str) and _URL.match(out):
-        raise OutputError(f"{out}: a URL; kg build writes its outputs into a local folder (writing them to "
-                          "object storage is not supported): build into a folder, then copy it there")
-
-
-def _check_output_folder(out: Path, paths: Sequence[str | os.PathLike] = ()) -> None:
-    """Stop at once, before any work, when *out* cannot be the output folder: a file, one of the
-    input folders *paths* (its outputs would be read as input next time), or a folder that cannot
-    be created or written (nothing is created here: a build that stops on its input leaves no
-    folder behind)."""
-    try:
-        str(out.absolute()).encode("utf-8")
-    except UnicodeEncodeError:  # Oxigraph's store (and most tools) need a UTF-8 path
-        from kg.text.files import printable
-
-        raise OutputError(f"{printable(str(out))}: the folder's path is not valid UTF-8; give --out a folder whose path is") from None
-    if out.exists():
-        if not out.is_dir():
-            raise OutputError(f"{out}: a file, not a folder; --out names the folder the outputs go to")
-        if any(Path(p).is_dir() and os.path.samefile(p, out) for p in paths):
-            raise OutputError(f"{out}: the folder of the inputs; give another --out (a folder of its own, such as outputs/)")
-        target = out
-    else:
-        target = next(p for p in out.absolute().parents if p.exists() or p == p.parent)
-        if not target.is_dir():
-            raise OutputError(f"{out}: cannot create the output folder ({target} is a file)")
-    if not os.access(target, os.W_OK | os.X_OK):
-        doing = "write to" if target is out else "create"
-        raise OutputError(f"{out}: cannot {doing} the output folder ({target}: permission denied)")
-
-
-def _lock_output_folder(out: Path):
-    """The output folder's lock (`kg.sparql.store._FolderLock`), held exclusively for the whole
-    build, and whether the folder was made for it: a second build into the folder, or one into a
-    folder `kg serve` is serving, stops at once with one line instead of deleting the first one's
-    temporary files or replacing the files a server reads. The kernel drops the lock when the
-    build ends, however it ends."""
-    from kg.sparql.store import _FolderLock
-
-    made = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        lock = _FolderLock(out)
-    except OSError as e:
-        raise OutputError(f"{out}: cannot create the output folder ({e.strerror or e})") from e
-    if lock.try_exclusive():
-        return lock, made
-    served = lock.try_shared()  # only servers hold it shared: a build holds it alone
-    lock.close()
-    if served:
-        raise OutputError(f"{out}: kg serve is serving it; stop the server first, or build into another --out")
-    raise OutputError(f"{out}: another kg build is writing into it; wait for it to end, or build into another --out")
-
-
 def _build(paths, out, options: _Options) -> BuildResult:
     gc.disable()
     from dataclasses import replace
@@ -596,10 +262,10 @@ def _build(paths, out, options: _Options) -> BuildResult:
     if given != settings.precision:  # its vectors would be cached under the other precision's key
         raise ValueError(f"the embedder given runs the model in {given}, the settings ask for {settings.precision}")
     spec = None if hasattr(executor, "map_partitions") else parse_executor(executor)  # a bad spec fails first
-    _check_not_url(out)
+    check_not_url(out)
     out = Path(out)
-    _check_output_folder(out, paths)
-    lock, made = _lock_output_folder(out)
+    check_output_folder(out, paths)
+    lock, made = lock_output_folder(out)
     try:
         return _locked_build(paths, out, lock, options, spec=spec)
     except BaseException:
@@ -721,14 +387,14 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
     warnings = [*merged.report.warnings, *built]
     stats_input = _stats_input(merged, built, metadata["settings"])
     n_papers = len(papers)
-    staging = _Staging(Path(out))
+    staging = Staging(Path(out))
 
     def views() -> tuple[dict, dict]:
         # the files that are not RDF, with the figures that go into stats.json: written by a
         # second process (when the platform can fork) while this one writes the RDF
         # (on failure, the except below removes what it wrote)
         stats = graph_stats(G) | stats_input
-        _emit_views(G, staging.open, records=None, stats=stats, title="kg")
+        emit_views(G, staging.open, records=None, stats=stats, title="kg")
         return stats, staging.written()
 
     loading = side = None
@@ -737,17 +403,19 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
         # keyphrases.jsonl, the one output that needs the papers and their keyphrases, is written
         # first, so that they are dropped before the map is made: every later stage reads G alone
         with staging.open("keyphrases.jsonl") as f:
-            _write_records(f, _keyphrase_records(G, papers, merged.found, merged.index.assignment))
+            write_records(f, keyphrase_rows(G, papers, merged.found, merged.index.assignment))
         papers = None
         merged.release()
         add_map(G)  # clusters and positions, seen by every output
-        side = _Forked(views)
+        side = Forked(views)
         from kg.rdf.write import write_rdf
 
         def rdf_written(name: str) -> None:
             nonlocal loading
             if options.store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
-                from kg.sparql.store import StoreLoad  # serve read, made while the other files are written
+                from kg.sparql.store import (
+                    StoreLoad,  # serve read, made while the other files are written
+                )
 
                 loading = StoreLoad(out, staging.path("graph.nt"))
 
@@ -766,7 +434,7 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
             forget_manifest(cache_dir)  # a build stopped halfway leaves no manifest to trust
         if loading is not None:
             loading.ready()  # it reads graph.nt's temporary file; a store that failed fails the build
-        with _signals_held(f"the new outputs are all in {out}/"):  # all renamed or none: an interrupt waits
+        with signals_held(f"the new outputs are all in {out}/"):  # all renamed or none: an interrupt waits
             files = staging.commit()
             committed = True
             if key is not None:

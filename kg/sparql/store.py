@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kg.common.folders import STORE
 from kg.errors import InputError, KGError, OutputError
 from kg.scale.executor import dies_with_parent, kg_program, same_kg_env
 
-STORE = "store"
 _SOURCE = "source.json"
 
 Log = Callable[[str], None]

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kg.common.folders import is_build_folder
 from kg.errors import InputError
 from kg.text.clean import clean_text, find_urls, normalize_space
 from kg.text.files import (
@@ -428,7 +429,7 @@ def _scan(paths: Sequence[str | Path], *, follow_links: bool = False) -> tuple[l
         if not path.exists():
             raise InputError(_missing(path))
         if path.is_dir():
-            if _is_kg_output(path):
+            if is_build_folder(path):
                 raise InputError(f"{printable(str(path))}: a folder kg build wrote its outputs in, not abstract lists;"
                                  " give the folder of the abstract lists")
             found, skipped = _folder_inputs(path, follow_links=follow_links)
@@ -520,7 +521,7 @@ def _folder_inputs(folder: Path, *, follow_links: bool = False) -> tuple[list[Pa
                 skipped.append(f"{name}/ {_LINK}" if is_dir else f"{name} {_LINK}")
             elif is_dir and entry.resolve() in entered:  # a link back to a folder already read
                 continue
-            elif is_dir and _is_kg_output(entry):
+            elif is_dir and is_build_folder(entry):
                 skipped.append(f"{name}/ (kg outputs)")
             elif is_dir:
                 entered.add(entry.resolve())
@@ -532,19 +533,6 @@ def _folder_inputs(folder: Path, *, follow_links: bool = False) -> tuple[list[Pa
             else:
                 skipped.append(name)
     return sorted(found), sorted(skipped)
-
-
-def _is_kg_output(folder: Path) -> bool:
-    """Whether *folder* is one `kg build` wrote: it holds the build manifest, or graph.nt beside
-    the store or the cache."""
-    from kg.manifest import (
-        MANIFEST,  # here: kg.manifest imports numpy, which reading needs not
-    )
-
-    return (folder / ".cache" / MANIFEST).is_file() or (
-        (folder / "graph.nt").is_file() and ((folder / "store").is_dir() or (folder / ".cache").is_dir()
-                                             or ((folder / "graph.json").is_file() and (folder / "keyphrases.jsonl").is_file()))
-    )
 
 
 def _named(names: Sequence[str]) -> str:

@@ -301,7 +301,7 @@ def test_a_build_with_the_packaged_model_runs_it_in_a_model_process_and_stops_it
 
 
 def test_under_dask_local_a_few_documents_go_to_the_model_process_and_many_to_the_cluster():
-    from kg.pipeline import DASK_LOCAL_MIN_DOCUMENTS, _runner
+    from kg.pipeline.stages import DASK_LOCAL_MIN_DOCUMENTS, _runner
 
     models = object()  # stands for a started ModelProcess
     few, many = DASK_LOCAL_MIN_DOCUMENTS - 1, DASK_LOCAL_MIN_DOCUMENTS
@@ -388,8 +388,8 @@ if which == "store":  # a store loading a FIFO: it would wait for a writer for e
     loading = StoreLoad(folder, fifo)
     print(loading._process.pid, flush=True)
 else:  # the forked writer of a build's views
-    from kg.pipeline import _Forked
-    side = _Forked(lambda: time.sleep(600))
+    from kg.pipeline.fork import Forked
+    side = Forked(lambda: time.sleep(600))
     print(side._proc.pid, flush=True)
 time.sleep(600)
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import kg.view
-from kg.manifest import code_digest
+from kg.pipeline.manifest import code_digest
 from kg.view import page
 
 VIEW = Path(kg.view.__file__).resolve().parent

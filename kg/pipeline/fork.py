@@ -1,0 +1,77 @@
+"""A function run in a forked copy of the build (the views are written there while the build writes the RDF).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kg.errors import OutputError
+
+__all__ = ["Forked"]
+
+class Forked:
+    """``fn()`` run in a forked copy of this process (it sees everything this one holds, without
+    copying), whose result `result` gives, or whose exception it raises. Where the platform
+    cannot fork (or a fork fails), ``fn()`` runs at once, in this process."""
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        import multiprocessing
+
+        self._proc = None
+        if "fork" in multiprocessing.get_all_start_methods():
+            ctx = multiprocessing.get_context("fork")
+            self._recv, send = ctx.Pipe(duplex=False)
+            from kg.scale.executor import dies_with_parent
+
+            try:
+                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent()), daemon=True)
+                proc.start()
+                self._proc = proc
+            except OSError:  # no memory or process left for a fork
+                self._recv.close()
+            finally:
+                send.close()
+        if self._proc is None:
+            self._now = _outcome(fn)
+
+    def result(self):
+        if self._proc is None:
+            kind, value = self._now
+        else:
+            try:
+                kind, value = self._recv.recv()
+            except EOFError:
+                self._proc.join()
+                raise OutputError(f"the process writing the outputs stopped (exit code {self._proc.exitcode}); "
+                                  "the previous outputs are unchanged") from None
+            finally:
+                self._recv.close()
+            self._proc.join()
+        if kind == "error":
+            raise value
+        return value
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            self._proc.terminate()
+            self._proc.join()
+
+
+def _outcome(fn):
+    try:
+        return "ok", fn()
+    except BaseException as e:  # given to the caller of result()
+        return "error", e
+
+
+def _send_outcome(fn, send, setup: Callable[[], None]) -> None:
+    import pickle
+
+    setup()  # a killed build leaves no writer behind
+    kind, value = _outcome(fn)
+    try:
+        message = pickle.dumps((kind, value))
+    except Exception:  # an exception that does not pickle
+        message = pickle.dumps(("error", OutputError(f"writing the outputs failed: {value!r}")))
+    send.send_bytes(message)
+    send.close()
