@@ -91,9 +91,13 @@ def query_shape(text: str, stop: tuple[int, int] | None = None) -> tuple[int, in
                     path -= stack[-1][0]
                     _close(stack)
         elif kind == "iri":
-            signs = len(_EXPRESSION.findall(m.group()))
-            if signs:  # read as an expression (see above); a few signs bound both without a scan
-                depth, chain = query_shape(m.group()[1:-1], stop) if signs > 16 else (signs, 4 * signs)
+            iri = m.group()
+            signs = len(_EXPRESSION.findall(iri))
+            if signs > 16:  # read as an expression (see above)
+                depth, chain = query_shape(iri[1:-1], stop)
+            else:  # a few signs bound both without a scan
+                depth, chain = iri.count("(") + iri.count("["), 4 * signs
+            if signs:
                 top = stack[-1]
                 top[1], top[2] = max(top[1], depth), max(top[2], chain)
                 if len(stack) - 1 + depth > max_depth or path + chain > max_chain:
