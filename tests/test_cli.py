@@ -202,3 +202,13 @@ def test_query_pages(run_cli, project, tmp_path):
     assert last.out.splitlines()[1:] == every.out.splitlines()[5:] and last.err == ""
     bad = run_cli(*args, "--bind", "limit=-2")
     assert bad.code == 4 and bad.err == "error: --bind limit=-2: give a whole number >= 0 as the limit (the rows a page; 0 gives every row)\n"
+
+
+def test_a_bind_value_that_is_not_utf8_is_one_line_and_exit_4(run_cli, project):
+    """``kg query --bind text=$'\\xff'`` (issue 43): Python holds the byte as a lone surrogate;
+    it is a --bind value kg cannot take (exit 4, docs/cli.md), said in one line, no traceback."""
+    (project / "g.ttl").write_text('<http://e.org/s> <http://e.org/p> "x" .\n', encoding="utf-8")
+    result = run_cli("query", "search", "--graph", str(project / "g.ttl"), "--bind", "text=\udcff")
+    assert result.code == 4, result
+    assert result.err.count("\n") == 1 and "--bind text" in result.err and "not UTF-8" in result.err, result.err
+    assert "Traceback" not in result.err

@@ -209,6 +209,12 @@ def parse_binding(text: str):
     name = name.strip().lstrip("?$")
     if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise QueryError(f"--bind {text!r}: write NAME=VALUE, for example --bind label='federated learning'")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:  # a byte that is not UTF-8 in argv (Python keeps it as a lone surrogate)
+        bad = ord(value[e.start])
+        what = f"byte 0x{bad - 0xDC00:02x}, which is not UTF-8" if 0xDC80 <= bad <= 0xDCFF else f"U+{bad:04X}, a lone surrogate"
+        raise QueryError(f"--bind {name}: the value holds {what}; give UTF-8 text") from None
     if value.startswith("<") and value.endswith(">") and len(value) > 2:
         try:
             return name, ox.NamedNode(value[1:-1])
