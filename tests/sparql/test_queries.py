@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from fixture_graph import ADA, GRACE, P1, P2, P4, P6, fixture_graph
 
 from kg.errors import QueryError
@@ -28,6 +30,7 @@ from kg.rdf.write import serialize
 from kg.sparql.bindings import parse_binding
 from kg.sparql.catalogue import PAGE_VARIABLES, list_queries, paged_text, read_query, split_page
 from kg.sparql.engine import QueryResult, format_result, load_store, run_query
+from kg.sparql.limits import MAX_CHAIN, MAX_DEPTH, MAX_QUERY_CHARS, QueryTooComplex, check_query, query_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES = ROOT / "queries"
@@ -636,11 +639,6 @@ def test_result_terms_follow_the_sparql_json_results_format():
 
 
 # ---------------------------------------------------------------------------- bounds on a query's text
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from kg.sparql.limits import MAX_CHAIN, MAX_DEPTH, MAX_QUERY_CHARS, QueryTooComplex, check_query, query_shape  # noqa: E402
 
 _BRACKETS = st.text(alphabet="(){}[]<>+-/|!=&^ ", max_size=40)
 
