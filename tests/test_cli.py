@@ -204,11 +204,17 @@ def test_query_pages(run_cli, project, tmp_path):
     assert bad.code == 4 and bad.err == "error: --bind limit=-2: give a whole number >= 0 as the limit (the rows a page; 0 gives every row)\n"
 
 
-def test_a_bind_value_that_is_not_utf8_is_one_line_and_exit_4(run_cli, project):
-    """``kg query --bind text=$'\\xff'`` (issue 43): Python holds the byte as a lone surrogate;
-    it is a --bind value kg cannot take (exit 4, docs/cli.md), said in one line, no traceback."""
+
+@pytest.mark.parametrize("args, said", [
+    (["--graph", "g.ttl", "--bind", "text=\udcff"], "--bind text: the value holds byte 0xff, which is not UTF-8"),
+    (["--endpoint", "http://127.0.0.1:9/\udcff", "--bind", "text=x"], "--endpoint holds byte 0xff"),
+    (["--endpoint", "http://127.0.0.1:9/q", "--default-graph", "http://e.org/\udcff"], "--default-graph holds byte 0xff"),
+])
+def test_an_argument_that_is_not_utf8_is_one_line_and_exit_4(run_cli, project, args, said):
+    """``kg query --bind text=$'\\xff'`` (issue 43) exited 1 with a traceback, and so did a
+    --default-graph: Python holds the byte as a lone surrogate. Now a --bind value (or endpoint,
+    or graph IRI) kg cannot take: exit 4 (docs/cli.md), one line naming it."""
     (project / "g.ttl").write_text('<http://e.org/s> <http://e.org/p> "x" .\n', encoding="utf-8")
-    result = run_cli("query", "search", "--graph", str(project / "g.ttl"), "--bind", "text=\udcff")
-    assert result.code == 4, result
-    assert result.err.count("\n") == 1 and "--bind text" in result.err and "not UTF-8" in result.err, result.err
+    result = run_cli("query", "search", *args)
+    assert result.code == 4 and result.err.count("\n") == 1 and said in result.err, result
     assert "Traceback" not in result.err
