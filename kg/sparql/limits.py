@@ -127,7 +127,7 @@ def check_query(text: str, what: str = "the query") -> None:
     overflow Oxigraph's stack and abort the process that parses it. *what* names it in the message."""
     if len(text) > MAX_QUERY_CHARS:
         raise QueryTooComplex(f"{what} is {len(text):,} characters long; the limit is {MAX_QUERY_CHARS:,}: "
-                              f"split it, or bind values with VALUES instead of writing them out")
+                              f"split it into smaller queries")
     depth, chain = query_shape(text, stop=(MAX_DEPTH, MAX_CHAIN))
     if depth > MAX_DEPTH:
         raise QueryTooComplex(f"{what} nests brackets ( {{ [ << more than {MAX_DEPTH} deep, the limit "
