@@ -241,3 +241,19 @@ def test_build_skips_a_link_in_a_folder_unless_follow_links(run_cli, tmp_path, m
     followed = run_cli("build", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "--follow-links", "-q")
     assert followed.code == 0, followed.err
     assert "secret graph" in (tmp_path / "out" / "keyphrases.jsonl").read_text()
+
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--graph", "g.ttl", "--bind", "text=\udcff"], "--bind text: the value holds byte 0xff, which is not UTF-8"),
+    (["--endpoint", "http://127.0.0.1:9/\udcff", "--bind", "text=x"], "--endpoint holds byte 0xff"),
+    (["--endpoint", "http://127.0.0.1:9/q", "--default-graph", "http://e.org/\udcff"], "--default-graph holds byte 0xff"),
+])
+def test_an_argument_that_is_not_utf8_is_one_line_and_exit_4(run_cli, project, args, said):
+    """``kg query --bind text=$'\\xff'`` (issue 43) exited 1 with a traceback, and so did a
+    --default-graph: Python holds the byte as a lone surrogate. Now a --bind value (or endpoint,
+    or graph IRI) kg cannot take: exit 4 (docs/cli.md), one line naming it."""
+    (project / "g.ttl").write_text('<http://e.org/s> <http://e.org/p> "x" .\n', encoding="utf-8")
+    result = run_cli("query", "search", *args)
+    assert result.code == 4 and result.err.count("\n") == 1 and said in result.err, result
+    assert "Traceback" not in result.err

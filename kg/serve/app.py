@@ -13,15 +13,17 @@ import json
 from urllib.parse import parse_qs, urlencode
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kg.errors import KGError
+from kg.errors import KGError, QueryError
 from kg.serve.forward import Answer, Refusal, dispatch
 from kg.sparql.bindings import check_federation
 from kg.sparql.catalogue import bound_query, canned_queries
+from kg.sparql.limits import check_query
 
 MAX_REQUEST = 16 * 1024 * 1024  # bytes of a request body
 WRITE_TIMEOUT = 30.0  # seconds a client may take to read each 64 KiB of an answer
@@ -119,17 +121,45 @@ def json_request(body: bytes) -> tuple[str, dict[str, str]]:
         raise ValueError(f'"name" must be a string (a query of /queries), not {json.dumps(name)[:80]}')
     if not isinstance(bindings, dict):
         raise ValueError('"bindings" must be an object of variable names and values')
+    _unicode(name, '"name"')
     out = {}
     for k, v in bindings.items():
+        _unicode(k, "a binding's name")
         if isinstance(v, bool) or not isinstance(v, (str, int, float)):
             raise ValueError(f'binding {k!r} must be a string or a number, not {json.dumps(v)[:80]}')
+        if isinstance(v, str):
+            _unicode(v, f"binding {k!r}")
         if str(v) != "":
             out[k] = str(v)
     return name, out
 
 
-def _form(body: bytes, **options) -> dict[str, list[str]]:
-    return parse_qs(body.decode("utf-8", "replace"), **options)
+def _unicode(value: str, what: str) -> None:
+    """`ValueError` when *value* holds a lone surrogate (JSON's ``"\\ud800"`` is valid JSON but
+    no character): it cannot become UTF-8, so no query can hold it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what} holds {value[e.start]!a} at character {e.start}, a lone surrogate, "
+                         f"which is not a character; send text") from None
+
+
+def _form(body: bytes | str, what: str = "the form", **options) -> dict[str, list[str]]:
+    """A form (a body, or a URL's query string) as its fields; `QueryError` when it is not UTF-8
+    (what the worker would be sent is what was checked, not a repaired copy of it)."""
+    try:
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+        return parse_qs(text, errors="strict", **options)
+    except UnicodeDecodeError as e:
+        raise QueryError(f"{what} is not UTF-8 ({e.reason} at byte {e.start}); percent-encode UTF-8") from None
+
+
+def _utf8(body: bytes, what: str) -> str:
+    """A body as text; `QueryError` when it is not UTF-8."""
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise QueryError(f"{what} is not UTF-8 ({e.reason} at byte {e.start}); send UTF-8") from None
 
 
 def _media_type(request: Request) -> str:
@@ -174,13 +204,22 @@ def _update_target(method: str, ctype: str, body: bytes, query: dict[str, list[s
 
 
 def _texts(method: str, ctype: str, body: bytes, query: dict[str, list[str]]) -> list[str]:
-    """Every query or update text of a request (its URL, its form, its body), to check for SERVICE."""
+    """Every query or update text of a request (its URL, its form, its body), to check (`check_texts`)."""
     texts = [v for k, vs in query.items() if k in ("query", "update") for v in vs]
     if method == "POST" and ctype in ("application/sparql-query", "application/sparql-update"):
-        texts.append(body.decode("utf-8", "replace"))
+        texts.append(_utf8(body, "the request body"))
     elif method == "POST" and ctype == "application/x-www-form-urlencoded":
         texts += [v for k, vs in _form(body).items() if k in ("query", "update") for v in vs]
     return texts
+
+
+def check_texts(texts: list[str], allowed_services) -> None:
+    """Refuse (`QueryError`, answered 400) a query text an engine must not see: one past the bounds of
+    `check_query` (it would crash the worker), or one that calls a SERVICE not allowed. Runs in a
+    thread: a 1 MiB text takes a moment to scan, and the event loop serves the other clients meanwhile."""
+    for t in texts:
+        check_query(t)
+        check_federation(t, allowed_services)
 
 
 async def sparql(request: Request):
@@ -191,11 +230,10 @@ async def sparql(request: Request):
         body = await read_body(request)
         if isinstance(body, Response):
             return body
-    ctype, qs = _media_type(request), request.url.query
-    query = parse_qs(qs)
+    ctype, qs = _media_type(request), request.url.query  # ASCII: h11 refuses any other byte in a URL
+    query = _form(request.scope["query_string"], "the URL's query string")
     update = request.url.path == "/update" or _update_target(method, ctype, body, query)
-    for t in _texts(method, ctype, body, query):
-        check_federation(t, request.app.state.kg.allowed_services)
+    await run_in_threadpool(check_texts, _texts(method, ctype, body, query), request.app.state.kg.allowed_services)
     headers = {"Accept": request.headers.get("accept") or "*/*"}
     target = "/update" if update else "/query"
     if method == "GET":  # sent as a form: Oxigraph refuses a request head over 8 KB, a long query in a URL
@@ -208,7 +246,7 @@ async def sparql(request: Request):
 
 async def named_query(request: Request):
     """``/api/query``: a canned query by name, with bindings (values become terms, never query text)."""
-    params = parse_qs(request.url.query, keep_blank_values=True)
+    params = _form(request.scope["query_string"], "the URL's query string", keep_blank_values=True)
     name = (params.get("name") or [""])[0]
     bindings: list[str] | dict = params.get("bind", [])
     if request.method == "POST":
@@ -225,7 +263,7 @@ async def named_query(request: Request):
             name = (form.get("name") or [name])[0]
             bindings = list(bindings) + form.get("bind", [])
     query = bound_query(name, bindings)
-    check_federation(query, request.app.state.kg.allowed_services)
+    await run_in_threadpool(check_texts, [query], request.app.state.kg.allowed_services)
     accept = request.headers.get("accept") or "application/sparql-results+json"
     if "html" in accept:
         accept = "application/sparql-results+json"

@@ -94,7 +94,9 @@ def dispatch(server: Server, method: str, path: str, body: bytes | None, headers
     The deadline starts now (the caller holds a slot of the worker). A query past it gets
     ``503`` and its worker is killed and restarted; a request that met a worker restarted
     under it (another query's runaway), or a stale keep-alive connection, is sent again,
-    at most three times within the deadline (queries have no side effects).
+    at most three times within the deadline (queries have no side effects). A request that
+    saw the worker die on its own (a crash: this query may be its cause) gets ``502`` and is
+    not sent again, so that one query cannot crash the worker over and over.
     """
     deadline = time.monotonic() + server.timeout
     for attempt in range(1, 4):
@@ -120,6 +122,11 @@ def dispatch(server: Server, method: str, path: str, body: bytes | None, headers
             if server.worker.out_of_memory(generation):
                 return Refusal(503, f"the SPARQL server ran out of its memory limit ({server.max_memory_text}) "
                                     f"while answering and was restarted; the query was stopped")
+            if server.worker.crashed(generation):
+                if not isinstance(e, ConnectionRefusedError):  # it reached the worker, perhaps crashed it: not resent
+                    return Refusal(502, "the SPARQL server stopped while answering (it is being restarted); the query "
+                                        "was not sent again: if it is deeply nested or very long, simplify it")
+                server.worker.wait_replaced(generation, deadline)  # dead before this query reached it
             restarted = not server.worker.current(generation)
             if attempt < 3 and time.monotonic() < deadline and (restarted or (reused and not received)):
                 continue  # the worker was restarted under it, or a stale keep-alive connection: send again

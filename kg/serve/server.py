@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import http
 import logging
 import os
 import re
@@ -24,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from kg.errors import InputError, KGError
@@ -35,6 +37,8 @@ from kg.sparql.store import Log, _FolderLock, _quiet, oxigraph_binary, prepare_s
 IDLE_TIMEOUT = 120  # seconds a connection may stay silent while its next request is due
 MAX_HEADERS = 256 * 1024  # bytes of a request's line and headers (a SPARQL query in a GET URL fits)
 _START = 30.0  # seconds uvicorn may take to start listening
+_DRAIN_BYTES = 16 * 1024 * 1024  # bytes of a refused request read and dropped before its connection is closed
+_DRAIN_SECONDS = 5.0  # seconds a refused request's connection stays open to drop the rest of it
 
 
 class _Connection(H11Protocol):
@@ -53,12 +57,40 @@ class _Connection(H11Protocol):
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        self._drained: int | None = None  # bytes read and dropped since a refusal, or None
         self._idle()
 
     def data_received(self, data: bytes) -> None:
+        if self._drained is not None:  # refused: what the client still sends is read and dropped
+            self._drained += len(data)
+            if self._drained > _DRAIN_BYTES:
+                self.transport.close()
+            return
         super().data_received(data)
         if self.cycle is None or self.cycle.response_complete:  # still reading a request's head
             self._idle()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request h11 cannot read: ``414`` (a request line, a long query in a
+        URL) or ``431`` (headers) past `MAX_HEADERS`, where h11 stops reading, each saying what
+        to do; ``400`` otherwise. Then the connection is closed cleanly: its writing side at once,
+        and what the client still sends is read and dropped (up to `_DRAIN_BYTES` bytes or
+        `_DRAIN_SECONDS`), since closing with unread data sends a reset, which loses the answer."""
+        head = self.conn.trailing_data[0]
+        status, message = 400, msg
+        if len(head) > MAX_HEADERS and b"\n" not in head[:MAX_HEADERS]:
+            status, message = 414, (f"the request line is longer than {MAX_HEADERS} bytes: send a long SPARQL query "
+                                     f"with POST (Content-Type: application/sparql-query) instead of in the URL")
+        elif len(head) > MAX_HEADERS:
+            status, message = 431, f"the request's line and headers are longer than {MAX_HEADERS} bytes"
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+        for event in (h11.Response(status_code=status, headers=headers, reason=http.HTTPStatus(status).phrase),
+                      h11.Data(data=message.encode("utf-8") + b"\n"), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self._drained = 0
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(_DRAIN_SECONDS, self.transport.close)
 
     def _idle(self) -> None:
         if self.timeout_keep_alive_task is None and not self.transport.is_closing():

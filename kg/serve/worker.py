@@ -25,6 +25,7 @@ from kg.scale.executor import dies_with_parent
 from kg.sparql.store import Log, _quiet
 
 _WORKER_START = 30.0  # seconds Oxigraph may take to open the store
+_CRASH_PAUSE = 5.0  # seconds at most between a worker that keeps crashing and the next
 
 
 # --------------------------------------------------------------------------------------------
@@ -95,6 +96,8 @@ class _Worker:
         self.exe, self.location, self.log, self.max_memory = exe, location, log, max_memory
         self.generation = 0
         self._out_of_memory: set[int] = set()  # generations that died of the memory cap
+        self._killed: set[int] = set()  # generations kg killed (a query past its deadline, a stop)
+        self.crashes = 0  # workers that died on their own (a query that crashed Oxigraph, say)
         self._drained: set[int] = set()  # generations whose stderr has ended
         self.restarts = 0
         self._cond = threading.Condition()
@@ -136,6 +139,7 @@ class _Worker:
         with self._cond:
             if generation == self.generation and self._ready and not self._stopping:
                 self.log(f"restarting the SPARQL worker: {reason}")
+                self._killed.add(generation)
                 self._ready = False
                 self._restart = True
                 self.restarts += 1
@@ -159,6 +163,25 @@ class _Worker:
             while generation not in self._drained and time.monotonic() < end:
                 self._cond.wait(0.05)
             return generation in self._out_of_memory
+
+    def crashed(self, generation: int, wait: float = 0.2) -> bool:
+        """Whether the worker of *generation* died on its own (not killed by kg). Its connections
+        break as it dies, a moment before it is gone: this waits for that, up to *wait* seconds."""
+        with self._cond:
+            proc = self._proc if generation == self.generation else None
+        end = time.monotonic() + wait
+        while proc is not None and proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.01)
+        with self._cond:
+            if generation in self._killed or self._stopping:
+                return False
+            return proc.poll() is not None if proc is not None else generation < self.generation
+
+    def wait_replaced(self, generation: int, deadline: float) -> None:
+        """Wait (until *deadline*) until the supervisor has seen the worker of *generation* end."""
+        with self._cond:
+            while self.generation == generation and self._ready and time.monotonic() < deadline:
+                self._cond.wait(min(0.05, max(0.0, deadline - time.monotonic())))
 
     def failure(self) -> str | None:
         """Why the worker stopped for good (it failed too often, or could not start), or None."""
@@ -188,6 +211,11 @@ class _Worker:
 
     # -- the supervisor thread
     def _supervise(self) -> None:
+        """Start the worker, and start it again whenever it stops. It is never given up on once it
+        has started: a worker that dies while serving was most likely crashed by a request, and
+        a client must not be able to stop ``kg serve``. When it dies often (5 times within a
+        minute) it is restarted after a pause of `_CRASH_PAUSE` seconds, not in a busy loop.
+        Only a worker that cannot start at all (`_spawn` fails) stops the server."""
         crashes: deque[float] = deque(maxlen=5)
         try:
             while True:
@@ -221,14 +249,14 @@ class _Worker:
                     continue
                 self._kill(proc, gentle=False)
                 crashes.append(time.monotonic())
+                self.crashes += 1
                 detail = " / ".join(list(self._stderr)[-3:]) or f"exit code {proc.returncode}"
-                self.log(f"the SPARQL worker stopped unexpectedly ({detail}); starting it again")
-                if len(crashes) == crashes.maxlen and crashes[-1] - crashes[0] < 60:
-                    with self._cond:
-                        self._failure = f"it stopped {crashes.maxlen} times within a minute ({detail})"
-                        self._cond.notify_all()
-                    return
-                time.sleep(0.2)
+                often = len(crashes) == crashes.maxlen and crashes[-1] - crashes[0] < 60
+                pause = _CRASH_PAUSE if often else 0.2
+                self.log(f"the SPARQL worker stopped unexpectedly ({detail[-500:]}); starting it again"
+                         + (f" in {pause:g} s ({crashes.maxlen} times within a minute)" if often else ""))
+                with self._cond:
+                    self._cond.wait_for(lambda: self._stopping, pause)
         finally:
             with self._cond:
                 self._ready = False

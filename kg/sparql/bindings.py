@@ -200,6 +200,17 @@ def substitute(query: str, bindings: Mapping[str, object]) -> str:
 _LANG = re.compile(r'^"(.*)"@([A-Za-z]+(?:-[A-Za-z0-9]+)*)$', re.DOTALL)
 
 
+def check_text(value: str, what: str) -> None:
+    """`QueryError` when *value* (a command-line argument, say) is not text: a byte that is not
+    UTF-8 in argv, which Python keeps as a lone surrogate, or a lone surrogate itself."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        bad = ord(value[e.start])
+        held = f"byte 0x{bad - 0xDC00:02x}, which is not UTF-8" if 0xDC80 <= bad <= 0xDCFF else f"U+{bad:04X}, a lone surrogate"
+        raise QueryError(f"{what} holds {held}; give UTF-8 text") from None
+
+
 def parse_binding(text: str):
     """``NAME=VALUE`` -> (name, pyoxigraph term). ``<iri>`` is an IRI, ``"text"@en`` a tagged
     literal, an integer an ``xsd:integer``, ``"text"`` or anything else a plain string."""
@@ -209,6 +220,7 @@ def parse_binding(text: str):
     name = name.strip().lstrip("?$")
     if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise QueryError(f"--bind {text!r}: write NAME=VALUE, for example --bind label='federated learning'")
+    check_text(value, f"--bind {name}: the value")
     if value.startswith("<") and value.endswith(">") and len(value) > 2:
         try:
             return name, ox.NamedNode(value[1:-1])

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kg.errors import InputError, QueryError
 from kg.sparql.bindings import parse_binding
+from kg.sparql.limits import check_query
 
 RDF_FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".jsonld": "JSON_LD", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML", ".owl": "RDF_XML"}
 
@@ -107,6 +108,7 @@ def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] 
     """Run a SPARQL query on *store* with initial *bindings* (name -> term, or NAME=VALUE strings)."""
     import pyoxigraph as ox
 
+    check_query(query)  # before pyoxigraph parses it: a query past these bounds would crash this process
     if not isinstance(bindings, Mapping):
         bindings = dict(parse_binding(b) for b in bindings)
     substitutions = {ox.Variable(k): v for k, v in bindings.items()}

@@ -43,7 +43,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
 
 from kg.errors import InputError, OutputError, QueryError
-from kg.sparql.bindings import bind_text
+from kg.sparql.bindings import bind_text, check_text
 
 __all__ = [
     "AUTH_ENV", "DEFAULT_BATCH", "PublishReport", "StoreEndpoints", "default_graph_iri",
@@ -458,9 +458,12 @@ def query_endpoint(
     (``default-graph-uri``), e.g. the named graph `publish` loaded. Raises `QueryError` with the
     server's message when the endpoint refuses the query or cannot be reached.
     """
+    check_text(url, "--endpoint")
     _check_url(url, "--endpoint")
     text = bind_text(query, bind)
     graphs = [default_graph] if isinstance(default_graph, str) else list(default_graph)
+    for g in graphs:
+        check_text(g, "--default-graph")
     target = _with_default_graphs(url, graphs)
     headers = {
         "Content-Type": "application/sparql-query; charset=utf-8",

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from fixture_graph import ADA, GRACE, P1, P2, P4, P6, fixture_graph
 
 from kg.errors import QueryError
@@ -28,6 +30,7 @@ from kg.rdf.write import serialize
 from kg.sparql.bindings import parse_binding
 from kg.sparql.catalogue import PAGE_VARIABLES, list_queries, paged_text, read_query, split_page
 from kg.sparql.engine import QueryResult, format_result, load_store, run_query
+from kg.sparql.limits import MAX_CHAIN, MAX_DEPTH, MAX_QUERY_CHARS, QueryTooComplex, check_query, query_shape
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES = ROOT / "queries"
@@ -633,3 +636,89 @@ def test_result_terms_follow_the_sparql_json_results_format():
     ]
     assert sorted(result.rows) == sorted((t["o"]["value"], None, ex + "a") for t in result.terms)
     assert format_result(result, "csv").splitlines()[0] == "o,missing,s"
+
+
+# ---------------------------------------------------------------------------- bounds on a query's text
+
+_BRACKETS = st.text(alphabet="(){}[]<>+-/|!=&^ ", max_size=40)
+
+
+def _nested(depth: int, inner: str = "1") -> str:
+    return "SELECT * WHERE { FILTER(" + "(" * depth + inner + ")" * depth + ") }"
+
+
+@given(depth=st.integers(0, 60), junk=_BRACKETS, where=st.sampled_from(["string", "long", "comment", "escape"]))
+@settings(max_examples=200, deadline=None)
+def test_brackets_in_strings_and_comments_do_not_count(depth, junk, where):
+    """The depth is that of the brackets an engine reads: none in a string literal ('...', "...",
+    '''...''', \"\"\"...\"\"\"), a # comment or a prefixed name's escaped character."""
+    hidden = {"string": "'" + junk.replace("'", "") + "'" + ' "' + junk.replace('"', "") + '"',
+              "long": "'''" + junk.replace("'", "") + "'''" + ' """' + junk.replace('"', "") + '"""',
+              "comment": "# " + junk + "\n", "escape": "ex:a" + "".join("\\" + c for c in junk if c != " ")}[where]
+    assert query_shape(_nested(depth, hidden)) == query_shape(_nested(depth))
+
+
+@given(depth=st.integers(0, 60), path=st.text(alphabet="()[]abc", max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_an_iri_with_brackets_does_not_change_the_depth_after_it(depth, path):
+    """An IRI's brackets (balanced or not) count at most as a nested part of its level (Oxigraph
+    can read ``?a <((1))> ?b`` as a comparison), never for what follows it."""
+    iri = f"<http://example.org/{path}>"
+    plain = query_shape(_nested(depth) + " # " + path)
+    with_iri = query_shape(_nested(depth).replace("1", f"?a = {iri}") + f" {iri}")
+    assert plain[0] <= with_iri[0] <= plain[0] + path.count("(") + path.count("[")
+    assert query_shape(f"{iri} {_nested(depth)}")[0] == max(plain[0], path.count("(") + path.count("["))
+
+
+@given(depth=st.integers(0, 300), kind=st.sampled_from(["(", "{", "["]))
+@settings(max_examples=100, deadline=None)
+def test_the_depth_is_the_nesting_of_brackets(depth, kind):
+    close = {"(": ")", "{": "}", "[": "]"}[kind]
+    assert query_shape(kind * depth + close * depth)[0] == depth
+    assert query_shape(kind * depth)[0] == depth  # left open: as deep
+
+
+@pytest.mark.parametrize("text, refused", [
+    (_nested(MAX_DEPTH - 3), False),
+    (_nested(8000), True),  # issue 43: 8,000 parentheses crash Oxigraph
+    ("SELECT * WHERE { " + "OPTIONAL { " * 5000 + "}" * 5000 + " }", True),
+    ("SELECT * WHERE { FILTER(" + "STR(" * 960 + "1" + ")" * 960 + ") }", True),
+    ("SELECT * WHERE { FILTER(1" + "+1" * 4096 + ") }", True),  # a chain, no nesting
+    ("SELECT * WHERE { FILTER(1" + "+1" * 500 + ") }", False),
+    ("SELECT * WHERE { {}" + " MINUS {}" * 1024 + " }", True),
+    ("SELECT * WHERE { {}" + " UNION {}" * 6528 + " }", True),
+    ("SELECT * WHERE { " + "".join(f"BIND(1 AS ?v{i}) " for i in range(2048)) + "}", True),
+    ("SELECT * WHERE { ?s <p>" + "/<p>" * 6000 + " ?o }", True),
+    ("SELECT * WHERE { FILTER(?a <" + "(" * 5000 + "1" + ")" * 5000 + "> ?b) }", True),  # an "IRI" read as a comparison
+    ("SELECT * WHERE { VALUES ?x {" + " <http://example.org/a-b/c>" * 20000 + " } }", False),
+    ("SELECT * WHERE { ?s ?p '" + "(" * 10000 + "' }", False),
+    ("ASK {}" + " " * MAX_QUERY_CHARS, True),
+])
+def test_queries_past_the_bounds_are_refused_before_the_engine(text, refused):
+    if refused:
+        with pytest.raises(QueryTooComplex, match="the limit"):
+            check_query(text)
+    else:
+        check_query(text)
+
+
+def test_the_canned_queries_are_far_within_the_bounds():
+    for path in QUERIES.glob("*.rq"):
+        depth, chain = query_shape(path.read_text(encoding="utf-8"))
+        assert depth <= MAX_DEPTH // 4 and chain <= MAX_CHAIN // 16, path
+
+
+def test_a_deeply_nested_query_file_is_a_query_error_not_a_crash(store, tmp_path):
+    """pyoxigraph parses in this process: 8,000 parentheses would abort it (a stack overflow)."""
+    path = tmp_path / "deep.rq"
+    path.write_text(_nested(8000), encoding="utf-8")
+    with pytest.raises(QueryError, match="nests brackets"):
+        run_query(store, path.read_text(encoding="utf-8"))
+
+
+def test_a_bind_value_that_is_not_utf8_is_a_query_error():
+    """``kg query --bind text=$'\\xff'``: Python keeps the byte as a lone surrogate."""
+    with pytest.raises(QueryError, match="byte 0xff, which is not UTF-8"):
+        parse_binding("text=\udcff")
+    with pytest.raises(QueryError, match="lone surrogate"):
+        parse_binding("text=a\ud800")
