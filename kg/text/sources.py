@@ -14,123 +14,65 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import errno
-import hashlib
 import io
-import os
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from kg.common.folders import is_build_folder
 from kg.errors import InputError
-from kg.text.clean import clean_text, find_urls, normalize_space
+from kg.text.clean import clean_text, normalize_space
 from kg.text.files import (
     LongNumber,
     Warnings,
     decode,
-    file_kind,
     input_names,
     json_rows,
-    printable,
     read_input,
     split_lines,
 )
-from kg.text.formats import BIBTEX_SUFFIXES, CSV_SUFFIXES, FOLDER_SUFFIXES, JSONL_SUFFIXES, RIS_SUFFIXES
+from kg.text.formats import BIBTEX_SUFFIXES, CSV_SUFFIXES, JSONL_SUFFIXES, RIS_SUFFIXES
 from kg.text.formats.identify import identifiers, orcid
+from kg.text.inputs import find_inputs
+from kg.text.papers import Conflict, Paper, ReadReport, merge_records, paper_id
 from kg.text.records import Author, Diagnostic, Notes, Source, shown
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
-__all__ = [
-    "Conflict",
-    "Diagnostic",
-    "Paper",
-    "ReadReport",
-    "Source",
-    "paper_id",
-    "parse_header",
-    "read_papers",
-]
+__all__ = ["Conflict", "Diagnostic", "Paper", "ReadReport", "Source", "paper_id", "parse_header", "read_papers"]
 
 # A CSV field (Python's default): the csv module stops at it while reading, whatever another
 # library in the process set (scipy's ARFF reader sets no limit at all).
 MAX_CSV_FIELD_CHARS = 131_072
+
+
 MAX_HEADER_WORDS = 12
+
+
 MAX_HEADER_CHARS = 1000  # a longer first line is no header, whatever its words (it is not looked at)
+
+
 # A paragraph of two or more lines that each have this many words is one abstract per line:
 # an abstract has 100-300 words, a hard-wrapped line 10-15.
 ONE_PER_LINE_MIN_WORDS = 30
-# How many skipped files of a folder its warning names.
-MAX_NAMED_SKIPS = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Paper:
-    """One paper: the abstract as given, its cleaned text, and what the input said of it."""
-
-    id: str
-    abstract: str
-    text: str
-    title: str | None = None
-    venue: str | None = None
-    year: int | None = None
-    source_id: str | None = None
-    urls: tuple[str, ...] = ()
-    sources: tuple[Source, ...] = ()
-    doi: str | None = None  # checked, lowercase (kg.text.identifiers)
-    arxiv: str | None = None
-    authors: tuple[Author, ...] = ()  # in byline order
-    journal_ref: str | None = None  # an arXiv record's journal reference
-
-    @property
-    def document(self) -> str:
-        """The text keyphrases come from: the title (when given) and the cleaned abstract."""
-        if self.title:
-            title = clean_text(self.title)
-            return f"{title}. {self.text}" if not title.endswith((".", "?", "!")) else f"{title} {self.text}"
-        return self.text
-
-
-@dataclass(frozen=True)
-class ReadReport:
-    """What reading produced: the papers (deduplicated, in input order) and every warning; the
-    files read (by the names they are recorded by) and the SHA-256 of the bytes read of each."""
-
-    papers: tuple[Paper, ...]
-    warnings: tuple[Diagnostic, ...] = ()
-    files: tuple[str, ...] = ()
-    digests: tuple[str, ...] = ()
-    records_read: int = 0
-    duplicates_merged: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
-    # every warning by kind (reason), counted: *warnings* keeps at most MAX_KEPT_WARNINGS of a kind
-    warning_counts: dict[str, int] = field(default_factory=dict)
-    conflicts: tuple[Conflict, ...] = ()  # DOIs and arXiv ids given to different abstracts
-
-
-def paper_id(abstract: str) -> str:
-    """A stable id from the abstract's content: the same text gives the same id anywhere.
-
-    White space and Unicode composition do not change it.
-
-    >>> paper_id("Deep  learning.") == paper_id("Deep learning.")
-    True
-    """
-    digest = hashlib.sha256(normalize_space(abstract).encode("utf-8")).hexdigest()
-    return "p" + digest[:15]
 
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&+\-]*")
+
+
 _GENERIC_HEADER_WORDS = frozenset(
     """papers paper accepted list lists proceedings of the conference on in and main track
     workshop abstracts abstract orals oral posters poster spotlight spotlights selected
     international annual edition volume vol""".split()
 )
+
+
 _SENTENCE_END = (".", "?", "!", "。", "？", "！")
+
+
 # Words of a sentence, not of a header: a short first line holding one is an abstract.
 _SENTENCE_WORDS = frozenset(
     """we our us is are was were be been has have had can could will would may might should must
@@ -416,136 +358,6 @@ def _read_csv_rows(name: str, text: str, delimiter: str) -> tuple[list[_Record],
     return records, notes, skipped
 
 
-def _scan(paths: Sequence[str | Path], *, follow_links: bool = False) -> tuple[list[tuple[Path, Path]], list[Diagnostic]]:
-    """The files *paths* name, each once (by resolved path; the first mention keeps its place),
-    each with the path given that named it (the file, or its folder), and a warning per folder
-    with files it skipped (links apart, unless *follow_links*: `_folder_inputs`) and per file
-    named more than once."""
-    files: dict[Path, tuple[Path, Path]] = {}
-    mentions: dict[Path, int] = {}
-    notes = Warnings()
-    for given in paths:
-        path = Path(given)
-        if not path.exists():
-            raise InputError(_missing(path))
-        if path.is_dir():
-            if is_build_folder(path):
-                raise InputError(f"{printable(str(path))}: a folder kg build wrote its outputs in, not abstract lists;"
-                                 " give the folder of the abstract lists")
-            found, skipped = _folder_inputs(path, follow_links=follow_links)
-            links = [s for s in skipped if s.endswith(_LINK)]
-            skipped = [s for s in skipped if not s.endswith(_LINK)]
-            if not found:
-                left = f"; it has {_named(skipped + links)}" if skipped or links else ""
-                advice = f" ({_FOLLOW_ADVICE})" if links else ""
-                raise InputError(f"{printable(str(path))}: folder has no readable input ({_suffixes('or')} files){left}{advice}")
-            if links:
-                notes.append(_skipped_links(path, links))
-            if skipped:
-                kinds = "files" if all(not s.endswith(("/", ")")) for s in skipped) else "files and folders"
-                notes.append(
-                    Diagnostic(
-                        input_names([(path, path)])[0],
-                        None,
-                        f"skipped {len(skipped)} {kinds} that are not abstract lists: {_named(skipped)}"
-                        f" (a folder is read for its {_suffixes('and')} files; name a file to read it whatever its name)",
-                        "skipped_files",
-                    )
-                )
-        else:
-            found = [path]
-        for file in found:
-            key = file.resolve()
-            files.setdefault(key, (file, path))
-            mentions[key] = mentions.get(key, 0) + 1
-    for key, n in mentions.items():
-        if n > 1:
-            notes.append(Diagnostic(input_names([files[key]])[0], None, f"given {n} times (by name or in a folder); read once",
-                                    "file_given_twice"))
-    return list(files.values()), notes
-
-
-def _missing(path: Path) -> str:
-    """Why *path*, which does not exist as far as `Path.exists` sees, cannot be read."""
-    try:
-        path.resolve(strict=True)
-    except RuntimeError:  # Python < 3.13 reports a symbolic link loop so
-        return f"{path}: a symbolic link loop; make it point at an abstract-list file or folder"
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            return f"{path}: a symbolic link loop; make it point at an abstract-list file or folder"
-        if e.errno == errno.EACCES:
-            return f"{path}: cannot be reached (permission denied); check the permissions of its folders"
-        if path.is_symlink():
-            return f"{path}: a symbolic link to {os.readlink(path)}, which does not exist; give abstract-list files or folders of them"
-    return f"{path}: no such file or folder; give abstract-list files or folders of them"
-
-
-_LINK = "(a link)"  # how `_folder_inputs` names a link it does not follow
-_FOLLOW_ADVICE = ("links are not followed, so that nothing outside the folders given is read;"
-                  " pass --follow-links to read what they point at")
-
-
-def _skipped_links(folder: Path, links: Sequence[str]) -> Diagnostic:
-    """The warning for the *links* in *folder* that were not followed: a link may point
-    anywhere (``leak.txt -> /etc/passwd``), and what kg reads ends up in the graph."""
-    what = "link" if len(links) == 1 else "links"
-    return Diagnostic(input_names([(folder, folder)])[0], None,
-                      f"skipped {len(links)} {what}: {_named(links)} ({_FOLLOW_ADVICE})", "skipped_links")
-
-
-def _folder_inputs(folder: Path, *, follow_links: bool = False) -> tuple[list[Path], list[str]]:
-    """The files under *folder* with one of `FOLDER_SUFFIXES`, sorted, and the names (relative to
-    *folder*, sorted) of what is skipped: other files, kg output folders, whatever cannot be
-    listed, and symbolic links (to files or folders, wherever they point: named with `_LINK`),
-    unless *follow_links*. Then links are followed, each folder entered once (a link loop ends
-    there). Skipped folders are not entered; hidden files and folders are passed over unnamed."""
-    found: list[Path] = []
-    skipped: list[str] = []
-    pending = [folder]
-    entered = {folder.resolve()}
-    while pending:
-        current = pending.pop()
-        try:
-            entries = list(current.iterdir())
-        except OSError as e:
-            skipped.append(f"{current.relative_to(folder).as_posix()}/ (cannot be listed: {e.strerror})")
-            continue
-        for entry in entries:
-            name = printable(entry.relative_to(folder).as_posix())
-            is_dir = entry.is_dir()
-            is_link = entry.is_symlink()
-            if entry.name.startswith("."):  # hidden (.git/, .DS_Store): left alone, as every tool does
-                continue
-            if is_link and not follow_links and (is_dir or file_kind(entry) is None):
-                skipped.append(f"{name}/ {_LINK}" if is_dir else f"{name} {_LINK}")
-            elif is_dir and entry.resolve() in entered:  # a link back to a folder already read
-                continue
-            elif is_dir and is_build_folder(entry):
-                skipped.append(f"{name}/ (kg outputs)")
-            elif is_dir:
-                entered.add(entry.resolve())
-                pending.append(entry)
-            elif (kind := file_kind(entry)) is not None:  # a FIFO, a socket, a device, a broken link or a loop
-                skipped.append(f"{name} ({kind})")
-            elif entry.suffix.lower() in FOLDER_SUFFIXES:
-                found.append(entry)
-            else:
-                skipped.append(name)
-    return sorted(found), sorted(skipped)
-
-
-def _named(names: Sequence[str]) -> str:
-    """The first `MAX_NAMED_SKIPS` of *names*, and how many more."""
-    more = f" and {len(names) - MAX_NAMED_SKIPS} more" if len(names) > MAX_NAMED_SKIPS else ""
-    return ", ".join(names[:MAX_NAMED_SKIPS]) + more
-
-
-def _suffixes(conjunction: str) -> str:
-    """`FOLDER_SUFFIXES` as a list in words: '.txt, .jsonl, … or .tsv'."""
-    return f"{', '.join(FOLDER_SUFFIXES[:-1])} {conjunction} {FOLDER_SUFFIXES[-1]}"
-
-
 _EMPTY_ADVICE = {  # what an empty file of each kind should hold (docs/input.md)
     ".txt": "put a header line (venue and year) and one abstract per paragraph in it",
     **dict.fromkeys(JSONL_SUFFIXES, "put one JSON object a line in it, each with an abstract field"),
@@ -564,7 +376,9 @@ def _read_file(path: Path, name: str, *, follow: bool = True) -> tuple[list[_Rec
     if not raw.data.strip():
         raise InputError(f"{name}: empty file; {_EMPTY_ADVICE.get(suffix, _EMPTY_ADVICE['.txt'])}")
     text, notes = decode(raw.data, name)
-    from kg.text.formats import read_format  # BibTeX, RIS, OpenAlex, arXiv and JSON: their readers
+    from kg.text.formats import (
+        read_format,  # BibTeX, RIS, OpenAlex, arXiv and JSON: their readers
+    )
 
     found = read_format(name, suffix, text, jsonl=_read_jsonl, row=_record_from_mapping)
     if found is not None:
@@ -583,135 +397,6 @@ def _read_file(path: Path, name: str, *, follow: bool = True) -> tuple[list[_Rec
     return records, notes, skipped, raw.sha256
 
 
-@dataclass(frozen=True)
-class Conflict:
-    """One DOI or arXiv id given to records whose abstracts differ: kept as separate papers, reported."""
-
-    identifier: str  # "doi:10.…" or "arxiv:…"
-    papers: tuple[str, ...]  # the paper ids, in input order
-    sources: tuple[str, ...]  # where each record was read
-
-    def as_dict(self) -> dict[str, object]:
-        return {"identifier": self.identifier, "papers": list(self.papers), "sources": list(self.sources)}
-
-
-# What two copies of one abstract share whatever the export: its letters and digits, case folded
-# (BibTeX braces, RIS line breaks, HTML entities decoded or not, punctuation and spaces differ).
-_NOT_WORD = re.compile(r"[\W_]+")
-
-
-def _text_key(text: str) -> bytes:
-    """A digest of *text*'s letters and digits, case folded: equal for two exports of one abstract."""
-    return hashlib.blake2b(_NOT_WORD.sub("", text.casefold()).encode("utf-8"), digest_size=16).digest()
-
-
-def _identities(record: _Record) -> list[str]:
-    """The identifiers that make *record* the same paper as another: its DOI and arXiv id."""
-    return [f"doi:{record.doi}"] * bool(record.doi) + [f"arxiv:{record.arxiv}"] * bool(record.arxiv)
-
-
-class _Papers:
-    """Records joined into papers: one paper per abstract (by content id, or by its letters and
-    digits) and per DOI or arXiv id when the abstracts agree; one identifier on two different
-    abstracts is a `Conflict`, reported, never resolved by dropping either."""
-
-    def __init__(self) -> None:
-        self.papers: dict[str, Paper] = {}
-        self.more: dict[str, list[Source]] = {}  # the sources after the first of each paper
-        self.by_text: dict[bytes, str] = {}
-        self.by_identity: dict[str, str] = {}
-        self.conflicts: dict[str, list[tuple[str, Source]]] = {}
-        self.merged = 0
-        self.notes = Warnings()
-
-    def add(self, record: _Record) -> None:
-        text = record.text if record.text is not None else clean_text(record.abstract)
-        pid, key = paper_id(record.abstract), _text_key(text)
-        if pid in self.papers:
-            self._join(pid, record, "same abstract")
-        elif (known := self.by_text.get(key)) is not None:
-            self._join(known, record, "same abstract (up to case, punctuation and markup)")
-        else:
-            for identity in _identities(record):
-                if (other := self.by_identity.get(identity)) is not None:
-                    self._conflict(identity, other, pid, record)
-            self._new(pid, key, text, record)
-
-    def _new(self, pid: str, key: bytes, text: str, record: _Record) -> None:
-        self.papers[pid] = Paper(
-            id=pid,
-            abstract=record.abstract,
-            text=record.abstract if text == record.abstract else text,  # one string when cleaning changed nothing
-            title=record.title,
-            venue=record.venue,
-            year=record.year,
-            source_id=record.source_id,
-            urls=find_urls(record.abstract),
-            sources=(record.source,),
-            doi=record.doi,
-            arxiv=record.arxiv,
-            authors=record.authors,
-            journal_ref=record.journal_ref,
-        )
-        self.by_text.setdefault(key, pid)
-        for identity in _identities(record):
-            self.by_identity.setdefault(identity, pid)
-
-    def _join(self, pid: str, record: _Record, same: str) -> None:
-        known = self.papers[pid]
-        self.merged += 1
-        self.notes.append(Diagnostic(
-            record.source.file, _where(record.source),
-            f"{same} as {known.sources[0]}; kept once as paper {pid} with both sources{_dropped(known, record)}",
-            "duplicate_merged"))
-        self.more.setdefault(pid, []).append(record.source)  # joined once at the end: a tuple grown per copy is quadratic
-        fields = ("title", "venue", "year", "source_id", "doi", "arxiv", "authors", "journal_ref")
-        if not all(getattr(known, f) for f in fields):
-            self.papers[pid] = replace(known, **{f: getattr(known, f) or getattr(record, f) for f in fields})
-        for identity in _identities(record):
-            self.by_identity.setdefault(identity, pid)
-
-    def _conflict(self, identity: str, other: str, pid: str, record: _Record) -> None:
-        first = self.papers[other]
-        kind, _, value = identity.partition(":")
-        name = "DOI" if kind == "doi" else "arXiv id"
-        self.notes.append(Diagnostic(
-            record.source.file, _where(record.source),
-            f"{name} {value} is also that of {first.sources[0]} (paper {other}), whose abstract differs; both are kept "
-            f"as separate papers with this {name}: check which record it belongs to and fix the other",
-            "identifier_conflict"))
-        found = self.conflicts.setdefault(identity, [(other, first.sources[0])])
-        found.append((pid, record.source))
-
-    def result(self) -> tuple[list[Paper], int, list[Diagnostic], tuple[Conflict, ...]]:
-        for pid, sources in self.more.items():
-            self.papers[pid] = replace(self.papers[pid], sources=self.papers[pid].sources + tuple(sources))
-        conflicts = tuple(Conflict(identity, tuple(p for p, _ in found), tuple(str(s) for _, s in found))
-                          for identity, found in self.conflicts.items())
-        return list(self.papers.values()), self.merged, self.notes, conflicts
-
-
-def _merge(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnostic], tuple[Conflict, ...]]:
-    """One paper per distinct abstract and per DOI or arXiv id, every source kept, input order;
-    the identifiers given to different abstracts."""
-    papers = _Papers()
-    for record in records:
-        papers.add(record)
-    return papers.result()
-
-
-def _dropped(known: Paper, record: _Record) -> str:
-    """What of *record*'s venue and year its paper, *known*, does not keep: '' when nothing."""
-    pairs = (("venue", known.venue, record.venue), ("year", known.year, record.year), ("DOI", known.doi, record.doi),
-             ("arXiv id", known.arxiv, record.arxiv))
-    kept = [(what, k, r) for what, k, r in pairs if k is not None and r is not None and k != r]
-    if not kept:
-        return ""
-    what = " and ".join(w for w, _, _ in kept)
-    return (f"; the {what} given here ({' '.join(str(r) for _, _, r in kept)}) {'is' if len(kept) == 1 else 'are'} not kept,"
-            f" the paper keeps {' '.join(str(k) for _, k, _ in kept)}")
-
-
 def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> ReadReport:
     """Read every abstract under *paths* (files, or folders of `FOLDER_SUFFIXES` files).
 
@@ -722,7 +407,7 @@ def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> R
     """
     if not paths:
         raise InputError("no input given; name abstract-list files or folders")
-    files, found = _scan(paths, follow_links=follow_links)
+    files, found = find_inputs(paths, follow_links=follow_links)
     warnings = Warnings(found)
     names = input_names(files)
     records: list[_Record] = []
@@ -735,7 +420,7 @@ def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> R
         digests.append(digest)
         for key, n in skips.items():
             skipped[key] = skipped.get(key, 0) + n
-    papers, merged, notes, conflicts = _merge(records)
+    papers, merged, notes, conflicts = merge_records(records)
     warnings.extend(notes)
     if not papers:
         first = next((w for w in warnings if w.reason in skipped), None)

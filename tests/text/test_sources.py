@@ -571,14 +571,14 @@ def test_a_file_that_vanishes_or_cannot_be_read_is_one_line(tmp_path, monkeypatc
 
     f = write(tmp_path / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
     g = write(tmp_path / "b.txt", f"ICML 2026\n\n{ABSTRACT_B}\n")
-    scan = kg.text.sources._scan
+    scan = kg.text.sources.find_inputs
 
     def scan_then_remove(paths, **options):
         found = scan(paths, **options)
         g.unlink()
         return found
 
-    monkeypatch.setattr(kg.text.sources, "_scan", scan_then_remove)
+    monkeypatch.setattr(kg.text.sources, "find_inputs", scan_then_remove)
     with pytest.raises(InputError, match=r"b\.txt: no longer there \(removed or renamed while kg read its folder\?\); build again$"):
         read_papers([tmp_path])
     monkeypatch.undo()
@@ -784,7 +784,7 @@ def test_a_file_that_becomes_a_link_after_the_folder_is_listed_is_not_followed(t
     folder = tmp_path / "in"
     folder.mkdir()
     write(folder / "a.txt", f"ICML 2026\n\n{ABSTRACT_A}\n")
-    scan = kg.text.sources._scan
+    scan = kg.text.sources.find_inputs
 
     def scan_then_link(paths, **options):
         found = scan(paths, **options)
@@ -792,6 +792,6 @@ def test_a_file_that_becomes_a_link_after_the_folder_is_listed_is_not_followed(t
         os.symlink("/etc/passwd", folder / "a.txt")
         return found
 
-    monkeypatch.setattr(kg.text.sources, "_scan", scan_then_link)
+    monkeypatch.setattr(kg.text.sources, "find_inputs", scan_then_link)
     with pytest.raises(InputError, match=r"a\.txt: became a symbolic link while kg read its folder"):
         read_papers([folder])
