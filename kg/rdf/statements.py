@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,14 +24,15 @@ import networkx as nx
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, SKOS
 
+from kg.rdf.terms import Group, Terms
 from kg.rdf.vocabulary import (
     DEFAULT_BASE,
     KGV,
     LINK_BLOCK,
     VENUE_RANKS,
-    _iri,
-    _is_code,
     check_base,
+    is_code_link,
+    link_iri,
     prefixes,
 )
 from kg.text.chars import encodable
@@ -42,7 +42,7 @@ from kg.text.identifiers import arxiv_iri, doi_iri, orcid_iri
 def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[tuple[Any, Any]]]]:
     """Every RDF statement of *G*, as (subject, [(predicate, object), ...]) groups of Oxigraph
     terms: the one place that says which triples exist (`to_rdf` reads it, `rdf_files` reads
-    the same groups, a slice at a time, with each term as its N-Triples text: `_Statements`).
+    the same groups, a slice at a time, with each term as its N-Triples text: `Statements`).
 
     Each subject has one group, without repeated statements; the order depends only on the
     content (subjects by node id, a paper's assignments after it by rank), never on the order
@@ -51,7 +51,7 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
     made: dict[str, Any] = {}  # one Oxigraph term for each text
     out = []
-    for groups, terms in _Statements(G, base).chunks():
+    for groups, terms in Statements(G, base).chunks():
 
         def term(key: str):
             found = made.get(key)
@@ -63,114 +63,16 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
     return out
 
 
-_Group = tuple[str, tuple[str, ...], tuple[str, ...]]  # subject, predicates, objects (the nth object is the nth predicate's)
-
-
-class _Terms:
-    """The terms of a graph's statements, each written as its N-Triples text (a term has one,
-    and no other term has it, so the text stands for the term in `_Statements`): the
-    IRIs (`iris`) and each literal's value, language tag and datatype IRI (`literals`).
-    Oxigraph checks each term as it comes (an invalid IRI raises ValueError) and writes its text."""
-
-    def __init__(self) -> None:
-        import pyoxigraph as ox
-
-        self._named, self._literal = ox.NamedNode, ox.Literal
-        self.iris: set[str] = set()
-        self.literals: dict[str, tuple[str, str | None, str | None]] = {}
-        self._tags: dict[str, str] = {}  # language tag -> its text after a literal's, as Oxigraph writes it
-        self._types: dict[str, Any] = {}  # datatype IRI -> its Oxigraph term
-        self._base: tuple[frozenset[str], dict] = (frozenset(), {})
-
-    def keep(self) -> None:
-        """Make the terms made so far (the vocabulary's) part of every slice `take` gives."""
-        self._base = (frozenset(self.iris), dict(self.literals))
-
-    def take(self) -> _Terms:
-        """The terms made since the last `take` (with those `keep` kept), as a `_Terms` of their
-        own; from now on this one holds only the kept ones again."""
-        taken = _Terms.__new__(_Terms)
-        taken.__dict__.update(self.__dict__)
-        self.iris, self.literals = set(self._base[0]), dict(self._base[1])
-        return taken
-
-    def iri(self, iri: str) -> str:
-        """The IRI *iri*."""
-        key = f"<{iri}>"
-        if key not in self.iris:
-            self._named(iri)
-            self.iris.add(key)
-        return key
-
-    def text(self, value: str) -> str:
-        """A plain (``xsd:string``) literal (of a number or a boolean: the typed literal Oxigraph makes)."""
-        if type(value) is not str:
-            return self.add(self._literal(value))
-        # Oxigraph writes a string without characters N-Triples escapes as it is, in quotes.
-        if _ESCAPED(value):
-            value = encodable(value)  # a lone surrogate as U+FFFD: Oxigraph (and UTF-8) cannot hold it
-            key = str(self._literal(value))
-        else:
-            key = f'"{value}"'
-        if key not in self.literals:
-            self.literals[key] = (value, None, None)
-        return key
-
-    def tagged(self, value: str, language: str) -> str:
-        """A language-tagged literal."""
-        tag = self._tags.get(language)
-        if tag is None:
-            tag = self._tags[language] = str(self._literal("", language=language))[2:]
-        if _ESCAPED(value):
-            value = encodable(value)
-            key = str(self._literal(value, language=language))
-        else:
-            key = f'"{value}"{tag}'
-        if key not in self.literals:
-            self.literals[key] = (value, tag[1:], None)
-        return key
-
-    def typed(self, value: str, datatype: str) -> str:
-        """A literal of the *datatype* IRI (not ``xsd:string``)."""
-        found = self._types.get(datatype)
-        if found is None:
-            found = self._types[datatype] = self._named(datatype)
-        value = encodable(value)
-        key = str(self._literal(value, datatype=found))
-        if key not in self.literals:
-            self.literals[key] = (value, None, datatype)
-        return key
-
-    def add(self, term) -> str:
-        """An Oxigraph term made elsewhere (a ``NamedNode`` or a ``Literal``)."""
-        import pyoxigraph as ox
-
-        if isinstance(term, ox.NamedNode):
-            return self.iri(term.value)
-        if term.language:
-            return self.tagged(term.value, term.language)
-        if term.datatype.value == str(XSD.string):
-            return self.text(term.value)
-        return self.typed(term.value, term.datatype.value)
-
-    def term(self, key: str):
-        """The Oxigraph term that *key* is the text of."""
-        if key in self.iris:
-            return self._named(key[1:-1])
-        value, language, datatype = self.literals[key]
-        if datatype is not None:
-            return self._literal(value, datatype=self._types[datatype])
-        return self._literal(value, language=language)
-
-
-_ESCAPED = re.compile(r'[\x00-\x1f"\\\x7f\ud800-\udfff\ufffe\uffff]').search  # characters Oxigraph escapes (or refuses)
-_XSD_INTEGER = str(XSD.integer)
-
-
 _SDO = ("ScholarlyArticle", "CreativeWorkSeries", "identifier", "name", "headline", "abstract", "datePublished", "url",
         "codeRepository", "isPartOf", "Person", "author", "sameAs")
+
+
 _SKOS = ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader", "related", "Collection", "member")
+
+
 _PROV = ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith", "wasGeneratedBy", "wasDerivedFrom")
+
+
 _KGV = ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank", "paperCount", "cleanAbstract", "source",
         "sourceId", "settings", "sha256", "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
         "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount", "word", "text", "specificity",
@@ -179,14 +81,14 @@ _KGV = ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank", "p
 
 
 class _Vocab:
-    """The terms every kind of node's statements share, under one *base* IRI: the `_Terms` they
+    """The terms every kind of node's statements share, under one *base* IRI: the `Terms` they
     are written into, the predicates and classes (``sdo``, ``skos``, ``prov``, ``kgv``: name ->
     IRI text), each node's, word's and cluster's IRI, and the integer and decimal literals, each
     made once (a concept is named by hundreds of papers, a rank by thousands of links)."""
 
     def __init__(self, base: str) -> None:
         self.base = base
-        self.terms = terms = _Terms()
+        self.terms = terms = Terms()
         self.N = N = terms.iri
         self.text, self.tagged, self.typed = terms.text, terms.tagged, terms.typed
         self.rdf_type, self.label, self.subject = N(str(RDF.type)), N(str(RDFS.label)), N(str(DCTERMS.subject))
@@ -214,7 +116,7 @@ class _Vocab:
             kind, _, local = node.partition(":")
             iri = self._node_iris[node] = self.N(f"{self.base}{kind}/{local}")
         else:
-            self.terms.iris.add(iri)  # (a slice's terms are those its statements name: `_Terms.take`)
+            self.terms.iris.add(iri)  # (a slice's terms are those its statements name: `Terms.take`)
         return iri
 
     def assignment_iri(self, paper: str, rank: int) -> str:
@@ -287,10 +189,10 @@ class _Nodes:
 SLICE = 2000  # statement groups the RDF writers take at a time (a paper's and its links' are ~30)
 
 
-class _Statements:
+class Statements:
     """The groups of `statements`, each term written as its N-Triples text, each group as
     (subject, predicates, objects) (groups of the same kind share their tuple of predicates),
-    given a slice at a time by `chunks` (as often as asked), each slice with the `_Terms` its
+    given a slice at a time by `chunks` (as often as asked), each slice with the `Terms` its
     texts stand for: those of its own statements (a term of several slices is in each). So no
     writer holds every statement, or every term's text, of the graph at once: at 10,000 papers
     they came to ~230 MB. What every slice needs to know of the graph (`_Nodes`) is made once."""
@@ -302,7 +204,7 @@ class _Statements:
         v.terms.keep()  # the predicates, classes, scheme and activity: in every slice
         self._nodes = _nodes(G, v, scheme=scheme, activity=activity)
 
-    def chunks(self, size: int | None = None) -> Iterator[tuple[list[_Group], _Terms]]:
+    def chunks(self, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
         """Every group, in slices of about *size* groups (`SLICE`), each with its terms."""
         v, nodes, size = self._v, self._nodes, size or SLICE
         v.terms.take()  # (start from the kept terms: each slice names its own)
@@ -314,7 +216,7 @@ class _Statements:
                 groups = []
         yield groups, v.terms.take()
 
-    def _groups(self, v: _Vocab, nodes: _Nodes) -> Iterator[list[_Group]]:
+    def _groups(self, v: _Vocab, nodes: _Nodes) -> Iterator[list[Group]]:
         """The groups of each node (by node id), person, cluster and label word, a few at a time."""
         makers = {"paper": _paper_groups, "concept": _concept_groups, "venue": _venue_groups}
         for node in sorted(nodes.kinds):
@@ -334,12 +236,12 @@ class _Statements:
             yield [(iri, about_word, (v.text(word),))]
 
 
-def _group(s: str, about) -> _Group:
+def _group(s: str, about) -> Group:
     """The group of subject *s* and its (predicate, object) pairs *about*."""
     return (s, *zip(*about)) if about else (s, (), ())
 
 
-def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[_Group], str, str]:
+def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[Group], str, str]:
     """The concept scheme, the extraction activity, the model and kg as a software agent, from
     the graph's metadata *meta*; and the scheme's and the activity's IRIs."""
     N, text, rdf_type, label, prov = v.N, v.text, v.rdf_type, v.label, v.prov
@@ -386,7 +288,7 @@ def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
                   _label_order(kinds, data, v.iri_of), persons, authors_of, scheme, activity)
 
 
-def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
+def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     """A paper's statements, then those of its keyphrase assignments (by rank) and authorships."""
     d, s, sdo, kgv, text, integer = nodes.data[node], v.iri_of(node), v.sdo, v.kgv, v.text, v.integer
     pid = node.partition(":")[2]
@@ -403,9 +305,9 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
     about += [(sdo["author"], v.iri_of(person)) for person in dict.fromkeys(authors)]
     about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])]
     for url in d.get("urls", []):
-        iri = v.terms.add(_iri(url))
+        iri = v.terms.add(link_iri(url))
         about.append((sdo["url"], iri))
-        if _is_code(url):
+        if is_code_link(url):
             about.append((sdo["codeRepository"], iri))
     venues, links = nodes.edges_of[node]
     about += [(sdo["isPartOf"], v.iri_of(venue)) for venue in venues]
@@ -425,7 +327,7 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
     return groups
 
 
-def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
+def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     """A concept's statements, then the evidence of each skos:related pair it is the first of."""
     d, s, skos, kgv, text, integer = nodes.data[node], v.iri_of(node), v.skos, v.kgv, v.text, v.integer
     about = [(v.rdf_type, skos["Concept"]), (skos["inScheme"], nodes.scheme), (skos["prefLabel"], v.tagged(d["label"], "en"))]
@@ -461,7 +363,7 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
     return groups
 
 
-def _venue_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[_Group]:
+def _venue_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     """A venue's statements, then its `VENUE_RANKS` concepts with the most papers there, ranked
     as the query top-concepts-per-venue ranks them (ties by lowercase label, then IRI), so that
     it is a lookup, not a count of every (venue, concept) pair. Their count is not a
@@ -516,7 +418,7 @@ class _ConceptLinks:
         return [(paper, rank) for *_, paper, rank in keys]
 
 
-def _block_groups(v: _Vocab, node: str, links: list[tuple[str, int]]) -> tuple[list[tuple[str, str]], list[_Group]]:
+def _block_groups(v: _Vocab, node: str, links: list[tuple[str, int]]) -> tuple[list[tuple[str, str]], list[Group]]:
     """Where a concept's links (`_ConceptLinks`, its own and those below it) are listed for
     papers-of-concept: up to `LINK_BLOCK` of them by the concept itself, a ``kgv:link`` to each
     (about), and more as `kgv:LinkBlock`s of `LINK_BLOCK` in order (groups):
@@ -561,12 +463,12 @@ def _identified(d: dict, N, text, same_as: str, journal_ref: str) -> list[tuple[
     return about
 
 
-def _cluster_groups(G: nx.Graph, kinds: dict, iri_of, cluster_iri, terms: dict) -> list[_Group]:
+def _cluster_groups(G: nx.Graph, kinds: dict, iri_of, cluster_iri, terms: dict) -> list[Group]:
     """The map's clusters (``G.graph["clusters"]``): each a ``skos:Collection`` (``kg:cluster/<id>``)
     with its name (``skos:prefLabel``), its concepts (``skos:member``), their number
     (``kgv:conceptCount``) and the number of papers whose dominant cluster it is
     (``kgv:clusterPaperCount``). *terms*: the predicates, classes and literal makers of
-    `_Statements`."""
+    `Statements`."""
     members: dict[int, list[str]] = {}
     for node, kind in kinds.items():
         if kind == "concept" and G.nodes[node].get("cluster") is not None:

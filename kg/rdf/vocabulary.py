@@ -89,7 +89,7 @@ def check_base(base: str) -> str:
     return base
 
 
-def _iri(url: str):
+def link_iri(url: str):
     """A URL from an abstract as a valid IRI (characters IRIs forbid are percent-encoded);
     one that still is not an IRI (a broken host) stays an ``xsd:anyURI`` literal. A lone
     surrogate, which no IRI or UTF-8 holds, is U+FFFD.
@@ -107,7 +107,7 @@ def _iri(url: str):
         return ox.Literal(url, datatype=ox.NamedNode(str(XSD.anyURI)))
 
 
-def _is_code(url: str) -> bool:
+def is_code_link(url: str) -> bool:
     try:
         host = urlsplit(url).netloc.lower().removeprefix("www.")
     except ValueError:  # a broken [IPv6] host: no code host

@@ -12,7 +12,8 @@ import networkx as nx
 from rdflib import RDF, Graph
 
 from kg.errors import KGError
-from kg.rdf.statements import _XSD_INTEGER, _Group, _Statements, _Terms
+from kg.rdf.statements import Statements
+from kg.rdf.terms import XSD_INTEGER, Group, Terms
 from kg.rdf.vocabulary import DEFAULT_BASE, check_base, prefixes
 
 FORMATS = {"graph.nt": "nt", "graph.ttl": "turtle", "graph.jsonld": "json-ld"}  # in the order write_rdf writes them
@@ -52,7 +53,7 @@ def write_rdf(G: nx.Graph, open_output, *, base: str | None = None, written: Cal
     papers the three come to ~400 MB) nor every statement is held in memory. *written* is
     called with each file's name once they are written (``graph.nt`` first)."""
     base = check_base(base or G.graph.get("base_iri") or DEFAULT_BASE)
-    statements = _Statements(G, base)
+    statements = Statements(G, base)
     names = prefixes(base)
     with open_output("graph.nt") as nt, open_output("graph.ttl") as ttl, open_output("graph.jsonld") as jsonld:
         turtle, json_ld = _Turtle(names, ttl), _JsonLd(names, jsonld)
@@ -72,7 +73,7 @@ def _literally(text: str) -> str:
     return text.replace("%", "%%")
 
 
-def _ntriples(groups: list[_Group], f) -> None:
+def _ntriples(groups: list[Group], f) -> None:
     """Write the statement *groups* (terms as N-Triples text) to *f* as N-Triples: a triple a
     line, as Oxigraph's serializer writes them."""
     f.write("".join([f"{s} {p} {o} .\n" for s, ps, os in groups for p, o in zip(ps, os)]).encode("utf-8"))
@@ -97,7 +98,7 @@ class _Turtle:
         self._last_s: str | None = None
         self._last_p: str | None = None
 
-    def _template(self, ps: tuple[str, ...], last: str | None, terms: _Terms) -> str:
+    def _template(self, ps: tuple[str, ...], last: str | None, terms: Terms) -> str:
         """The text of statements of *ps* after their subject's, %s for each object; *last*:
         the predicate of the statement just before of the same subject, if any."""
         parts = []
@@ -111,7 +112,7 @@ class _Turtle:
             last = p
         return "".join(parts)
 
-    def write(self, groups: list[_Group], terms: _Terms) -> None:
+    def write(self, groups: list[Group], terms: Terms) -> None:
         """Write the statement *groups* of one slice, whose terms are *terms*."""
         forms, head = _turtle_forms(terms, self._names)
         if self._head is None:
@@ -122,7 +123,7 @@ class _Turtle:
         for s, ps, os in groups:
             if not ps:
                 continue
-            if s == last_s:  # the subject goes on (each has one group: not from `_Statements`)
+            if s == last_s:  # the subject goes on (each has one group: not from `Statements`)
                 out.append(self._template(ps, last_p, terms) % (*map(get, os, os),))
             else:
                 found = templates.get(ps)
@@ -138,7 +139,7 @@ class _Turtle:
         self._f.write(b" .\n" if self._last_s is not None else b"\n")
 
 
-def _turtle_forms(terms: _Terms, names: dict[str, str]) -> tuple[dict[str, str], str]:
+def _turtle_forms(terms: Terms, names: dict[str, str]) -> tuple[dict[str, str], str]:
     """The Turtle text Oxigraph writes for each IRI and typed literal of *terms* (by N-Triples
     text) under the *names* prefixes, and its ``@prefix`` lines (sorted) with the empty line
     after them: all from one Turtle serialization of a triple for each term, one subject and two
@@ -175,7 +176,7 @@ _FORMS_AT_ONCE = 20_000
 _PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:(?:[A-Za-z_][A-Za-z0-9_-]*)?")
 
 
-def _plain(form: str, key: str, terms: _Terms) -> str:
+def _plain(form: str, key: str, terms: Terms) -> str:
     """Oxigraph's Turtle *form* of the term *key* (its N-Triples text), with a prefixed name
     that is not `_PLAIN_NAME` written as the full IRI instead (``kg:word\\/c\\.`` is
     ``<https://example.org/kg/word/c.>``): the IRI of an IRI, the datatype of a typed literal."""
@@ -218,7 +219,7 @@ class _JsonLd:
         head = self._encode({"@context": dict(sorted(names.items()))})
         f.write((head[:-1] + ',"@graph":[').encode("utf-8"))
 
-    def _values(self, terms: _Terms) -> dict[str, str]:
+    def _values(self, terms: Terms) -> dict[str, str]:
         """The JSON text of the value of each of *terms* (by N-Triples text), made when first asked for."""
         encode, compact, quote = self._encode, self._compact, _QUOTE
         literals, iris = terms.literals, terms.iris
@@ -231,7 +232,7 @@ class _JsonLd:
                 value, language, datatype = literals[key]
                 if language is not None:
                     text = encode({"@value": value, "@language": language})
-                elif datatype == _XSD_INTEGER and re.fullmatch(r"-?[1-9][0-9]{0,14}|0", value):
+                elif datatype == XSD_INTEGER and re.fullmatch(r"-?[1-9][0-9]{0,14}|0", value):
                     text = encode(int(value))
                 else:
                     text = encode({"@value": value, "@type": compact(datatype)})
@@ -254,7 +255,7 @@ class _JsonLd:
                          for key, at in fields.items()])
         return "{" + text + "}", tuple(chain.from_iterable(fields.values())), tuple(fields.get("@type", ()))
 
-    def write(self, groups: list[_Group], terms: _Terms) -> None:
+    def write(self, groups: list[Group], terms: Terms) -> None:
         """Write the node objects of the statement *groups* of one slice, whose terms are *terms*."""
         values, templates, ids, compact, quote = self._values(terms), self._templates, self._ids, self._compact, _QUOTE
         separator = self._separator

@@ -1,4 +1,4 @@
-"""The RDF files are written from the statements a slice at a time (kg.rdf.statements._Statements):
+"""The RDF files are written from the statements a slice at a time (kg.rdf.statements.Statements):
 where the slices fall changes no byte."""
 
 import pytest
@@ -7,7 +7,7 @@ from rdflib import Graph
 from rdflib.compare import isomorphic
 
 import kg.rdf.statements
-from kg.rdf.statements import _Statements, statements, to_rdf
+from kg.rdf.statements import Statements, statements, to_rdf
 from kg.rdf.write import rdf_files
 
 
@@ -15,9 +15,9 @@ from kg.rdf.write import rdf_files
 def test_the_rdf_files_are_the_same_bytes_whatever_the_slices(monkeypatch, size):
     G = fixture_graph()
     whole, whole_statements = rdf_files(G), [(str(s), [(str(p), str(o)) for p, o in about]) for s, about in statements(G)]
-    assert len(list(_Statements(G, G.graph["base_iri"]).chunks())) == 1  # the fixture is one slice by default
+    assert len(list(Statements(G, G.graph["base_iri"]).chunks())) == 1  # the fixture is one slice by default
     monkeypatch.setattr(kg.rdf.statements, "SLICE", size)
-    assert len(list(_Statements(G, G.graph["base_iri"]).chunks())) > 10
+    assert len(list(Statements(G, G.graph["base_iri"]).chunks())) > 10
     assert rdf_files(G) == whole
     assert [(str(s), [(str(p), str(o)) for p, o in about]) for s, about in statements(G)] == whole_statements
 
@@ -25,7 +25,7 @@ def test_the_rdf_files_are_the_same_bytes_whatever_the_slices(monkeypatch, size)
 def test_each_slice_holds_the_terms_of_its_own_statements_only():
     G = fixture_graph()
     seen = []
-    for groups, terms in _Statements(G, G.graph["base_iri"]).chunks(3):
+    for groups, terms in Statements(G, G.graph["base_iri"]).chunks(3):
         named = {t for s, ps, os in groups for t in (s, *ps, *os)}
         assert named <= terms.iris | set(terms.literals)  # every term a writer looks up is there
         seen.append(len(terms.iris) + len(terms.literals))
