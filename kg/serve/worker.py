@@ -20,8 +20,8 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from kg.common.processes import dies_with_parent
 from kg.errors import InputError, KGError
-from kg.scale.executor import dies_with_parent
 from kg.sparql.store import Log, _quiet
 
 _WORKER_START = 30.0  # seconds Oxigraph may take to open the store

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.common.folders import STORE
+from kg.common.processes import dies_with_parent
 from kg.errors import InputError, KGError, OutputError
-from kg.scale.executor import dies_with_parent, kg_program, same_kg_env
+from kg.scale.executor import kg_program, same_kg_env
 
 _SOURCE = "source.json"
 
