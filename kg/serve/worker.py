@@ -20,9 +20,9 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from kg.common.logs import Log, quiet
 from kg.common.processes import dies_with_parent
 from kg.errors import InputError, KGError
-from kg.sparql.store import Log, _quiet
 
 _WORKER_START = 30.0  # seconds Oxigraph may take to open the store
 _CRASH_PAUSE = 5.0  # seconds at most between a worker that keeps crashing and the next
@@ -92,7 +92,7 @@ class _Worker:
     kills and restarts it when asked (a query past its deadline) or when it dies.
     """
 
-    def __init__(self, exe: str, location: Path, *, log: Log = _quiet, max_memory: int | None = None) -> None:
+    def __init__(self, exe: str, location: Path, *, log: Log = quiet, max_memory: int | None = None) -> None:
         self.exe, self.location, self.log, self.max_memory = exe, location, log, max_memory
         self.generation = 0
         self._out_of_memory: set[int] = set()  # generations that died of the memory cap

@@ -15,23 +15,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from kg.common.folders import STORE
+from kg.common.locks import FolderLock
+from kg.common.logs import Log, quiet
 from kg.common.processes import dies_with_parent
 from kg.errors import InputError, KGError, OutputError
 from kg.scale.executor import kg_program, same_kg_env
 
 _SOURCE = "source.json"
-
-Log = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
-
 
 # --------------------------------------------------------------------------------------------
 # The store
@@ -73,44 +68,6 @@ def _oxigraph_version(exe: str) -> str:
     except (OSError, subprocess.SubprocessError) as e:
         raise KGError(f"{exe} --version failed ({e}); reinstall the PyPI package `oxigraph`") from e
     return out.strip()
-
-
-class _FolderLock:
-    """``flock`` on the build folder itself: shared while serving, exclusive while a build writes
-    into it (`kg.build` holds it from start to end) or while the store is reloaded. The kernel
-    drops it when its holder ends, however it ends. *mode* is what this one holds
-    (``"shared"``, ``"exclusive"`` or None)."""
-
-    def __init__(self, folder: Path) -> None:
-        import fcntl
-
-        self._fcntl = fcntl
-        self.fd: int | None = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self.mode: str | None = None
-
-    def shared(self) -> None:
-        self._fcntl.flock(self.fd, self._fcntl.LOCK_SH)
-        self.mode = "shared"
-
-    def try_shared(self) -> bool:
-        return self._try(self._fcntl.LOCK_SH, "shared")
-
-    def try_exclusive(self) -> bool:
-        return self._try(self._fcntl.LOCK_EX, "exclusive")
-
-    def _try(self, kind: int, mode: str) -> bool:
-        try:
-            self._fcntl.flock(self.fd, kind | self._fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        self.mode = mode
-        return True
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # drops the lock
-            self.fd = None
-            self.mode = None
 
 
 def _graph_source(nt: Path, version: str) -> dict:
@@ -365,14 +322,14 @@ def _install(folder: Path, tmp: Path, source: dict, triples: int) -> None:
         raise OutputError(f"{store}: cannot write the store ({e.strerror or e})") from e
 
 
-def _exclusive(lock: _FolderLock, folder: Path) -> None:
+def _exclusive(lock: FolderLock, folder: Path) -> None:
     if not lock.try_exclusive():
         raise OutputError(f"{folder}: another `kg serve` is serving its store and graph.nt has changed since; "
                           "stop that server first")
 
 
-def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | None = None, log: Log = _quiet,
-                  _lock: _FolderLock | None = None) -> StoreInfo:
+def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | None = None, log: Log = quiet,
+                  _lock: FolderLock | None = None) -> StoreInfo:
     """The on-disk Oxigraph store of the build in *graph_dir*, (re)loaded from its ``graph.nt`` if needed.
 
     A new store is loaded into a temporary folder, checked, and renamed to ``graph_dir/store``
@@ -388,7 +345,7 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
     version = _oxigraph_version(exe)
     source = _graph_source(nt, version)
     store = folder / STORE
-    lock = _lock or _FolderLock(folder)
+    lock = _lock or FolderLock(folder)
     held = lock.mode == "exclusive"  # a build's lock: kept as it is
     try:
         if not held:
@@ -509,7 +466,7 @@ class StoreLoad:
         if self._result and isinstance(self._result[0], BaseException):
             raise self._result[0]
 
-    def finish(self, *, lock: _FolderLock | None = None) -> StoreInfo:
+    def finish(self, *, lock: FolderLock | None = None) -> StoreInfo:
         """Put the store in place; *lock* is the folder's, when the caller holds it (a build)."""
         if not self._started:
             return prepare_store(self.folder, oxigraph=self.exe, _lock=lock)
@@ -520,7 +477,7 @@ class StoreLoad:
             source = _graph_source(nt, self.version)
             own = lock is None or lock.mode != "exclusive"
             if own:
-                lock = _FolderLock(self.folder)
+                lock = FolderLock(self.folder)
             try:
                 if own:
                     lock.shared()
