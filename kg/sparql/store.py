@@ -19,14 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.common.folders import STORE
+from kg.common.folders import STORE, STORE_SOURCE
 from kg.common.locks import FolderLock
 from kg.common.logs import Log, quiet
 from kg.common.processes import dies_with_parent
 from kg.errors import InputError, KGError, OutputError
 from kg.scale.executor import kg_program, same_kg_env
-
-_SOURCE = "source.json"
 
 # --------------------------------------------------------------------------------------------
 # The store
@@ -79,7 +77,7 @@ def _fresh(store: Path, source: dict) -> int | None:
     """The triple count of *store* if it was loaded from *source*, else None."""
     from kg.text.files import read_json
 
-    recorded = read_json(store / _SOURCE)
+    recorded = read_json(store / STORE_SOURCE)
     if not isinstance(recorded, dict) or not (store / "data" / "CURRENT").is_file() or any(recorded.get(k) != v for k, v in source.items()):
         return None
     triples = recorded.get("triples")
@@ -310,7 +308,7 @@ def _install(folder: Path, tmp: Path, source: dict, triples: int) -> None:
     """Record what the new store at *tmp* was loaded from and rename it to ``folder/store``."""
     store = folder / STORE
     try:
-        (tmp / _SOURCE).write_text(json.dumps(source | {"triples": triples}, indent=1) + "\n", encoding="utf-8")
+        (tmp / STORE_SOURCE).write_text(json.dumps(source | {"triples": triples}, indent=1) + "\n", encoding="utf-8")
         old = None
         if store.exists() or store.is_symlink():
             old = folder / f".store-old-{os.getpid()}-{time.monotonic_ns()}"
