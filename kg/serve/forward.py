@@ -1,6 +1,6 @@
 """A request forwarded to the Oxigraph worker within its query deadline; its answer read whole and checked.
 
-Runs in a thread of the front's pool, over `http.client` keep-alive connections (`kg.serve.worker._Pool`):
+Runs in a thread of the front's pool, over `http.client` keep-alive connections (`kg.serve.worker.Pool`):
 docs/design.md says why the deadline is kg's and why answers are spooled.
 """
 
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kg.serve.worker import _Unavailable
+from kg.serve.worker import Unavailable
 
 if TYPE_CHECKING:
     from kg.serve.server import Server
@@ -102,7 +102,7 @@ def dispatch(server: Server, method: str, path: str, body: bytes | None, headers
     for attempt in range(1, 4):
         try:
             generation, conn, reused = server.pool.get(deadline)
-        except _Unavailable as e:
+        except Unavailable as e:
             return Refusal(503, str(e))
         spool = tempfile.SpooledTemporaryFile(max_size=MAX_BUFFER)
         received = False

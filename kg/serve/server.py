@@ -33,7 +33,7 @@ from kg.common.logs import Log, quiet
 from kg.errors import InputError, KGError
 from kg.serve import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
 from kg.serve.app import LOOPBACK, create_app
-from kg.serve.worker import _Pool, _Worker, default_max_memory, format_size
+from kg.serve.worker import Pool, Worker, default_max_memory, format_size
 from kg.sparql.store import oxigraph_binary, prepare_store
 
 IDLE_TIMEOUT = 120  # seconds a connection may stay silent while its next request is due
@@ -163,7 +163,7 @@ class Server:
         self.forwarders = ThreadPoolExecutor(self.concurrency, thread_name_prefix="kg-serve-forward")
         self._stopped = False
         self._lock: FolderLock | None = None
-        self.worker: _Worker | None = None
+        self.worker: Worker | None = None
         self._uvicorn = None
         self._thread: threading.Thread | None = None
         self._socket = _listen(host, port)  # first, so that a busy port fails at once; connections wait in the backlog
@@ -188,8 +188,8 @@ class Server:
             if size >= SLOW_GRAPH_BYTES:  # a minute and more at 200,000 abstracts: say what the wait is
                 self.log(f"reading {graph} ({format_size(size)}) for the explorer")
         self.explorer = Explorer(load_graph(graph), title=f"kg: {self.graph_dir.resolve().name}")
-        self.worker = _Worker(exe, self.store.location, log=self.log, max_memory=self.max_memory)
-        self.pool = _Pool(self.worker)
+        self.worker = Worker(exe, self.store.location, log=self.log, max_memory=self.max_memory)
+        self.pool = Pool(self.worker)
         self.worker.start()
         _LIVE.add(self)
 
