@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 7878
-DEFAULT_TIMEOUT = 10.0
+from kg.serve.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_TIMEOUT", "serve"]
 
 
 def serve(graph_dir: str | os.PathLike = "outputs", *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,

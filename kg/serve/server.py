@@ -31,8 +31,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from kg.common.locks import FolderLock
 from kg.common.logs import Log, quiet
 from kg.errors import InputError, KGError
-from kg.serve import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
 from kg.serve.app import LOOPBACK, create_app
+from kg.serve.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
 from kg.serve.worker import Pool, Worker, default_max_memory, format_size
 from kg.sparql.store import oxigraph_binary, prepare_store
 
