@@ -437,7 +437,7 @@ def _gone(pid: int) -> bool:
 
 
 def _start_subprocess(build: Path, port: int) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, "-m", "kg.serve", "--graph", str(build), "--port", str(port), "--timeout", "5"],
+    proc = subprocess.Popen([sys.executable, "-m", "kg", "serve", "--graph", str(build), "--port", str(port), "--timeout", "5"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
