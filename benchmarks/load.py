@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/load.py --graph outputs [--clients 8] [--queries 2000] [--idle 100] [--stalled 4]
 
-Starts ``python -m kg.serve --graph DIR`` on a free port (a separate process, so the clients
+Starts ``python -m kg serve --graph DIR`` on a free port (a separate process, so the clients
 and the server do not share an interpreter), or uses ``--url`` of a running one. The queries
 of ``queries/`` go round-robin, each with bindings picked from the graph (its most connected
 concept, paper and venue), written into the query text with kg's substitution (or sent to
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         host, port = "127.0.0.1", _free_port()
         server_log = tempfile.TemporaryFile("w+")
-        server = subprocess.Popen([sys.executable, "-m", "kg.serve", "--graph", str(Path(args.graph).resolve()),
+        server = subprocess.Popen([sys.executable, "-m", "kg", "serve", "--graph", str(Path(args.graph).resolve()),
                                    "--port", str(port), "--timeout", str(args.timeout)], cwd=args.kg,
                                   env=os.environ | {"PYTHONPATH": args.kg}, stdout=subprocess.DEVNULL, stderr=server_log)
     hostile = contextlib.ExitStack()

@@ -51,17 +51,17 @@ def check_output_folder(out: Path, paths: Sequence[str | os.PathLike] = ()) -> N
 
 
 def lock_output_folder(out: Path):
-    """The output folder's lock (`kg.sparql.store._FolderLock`), held exclusively for the whole
+    """The output folder's lock (`kg.common.locks.FolderLock`), held exclusively for the whole
     build, and whether the folder was made for it: a second build into the folder, or one into a
     folder `kg serve` is serving, stops at once with one line instead of deleting the first one's
     temporary files or replacing the files a server reads. The kernel drops the lock when the
     build ends, however it ends."""
-    from kg.sparql.store import _FolderLock
+    from kg.common.locks import FolderLock
 
     made = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        lock = _FolderLock(out)
+        lock = FolderLock(out)
     except OSError as e:
         raise OutputError(f"{out}: cannot create the output folder ({e.strerror or e})") from e
     if lock.try_exclusive():

@@ -21,7 +21,7 @@ class Forked:
         if "fork" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("fork")
             self._recv, send = ctx.Pipe(duplex=False)
-            from kg.scale.executor import dies_with_parent
+            from kg.common.processes import dies_with_parent
 
             try:
                 proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent()), daemon=True)

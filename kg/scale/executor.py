@@ -19,9 +19,7 @@ each one (`kg.pipeline` writes it to the extraction cache at once).
 
 from __future__ import annotations
 
-import functools
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from kg.common.processes import dies_with_parent
 from kg.errors import ExecutorError, ModelError
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "Executor",
     "ExecutorSpec",
     "ModelProcess",
-    "dies_with_parent",
     "extract_partition",
     "open_executor",
     "parse_executor",
@@ -306,39 +304,6 @@ def kg_program(function: str, *args: str) -> list[str]:
     returns is the exit code) in a new Python process; run it with ``env=same_kg_env()``."""
     module, _, name = function.partition(":")
     return [sys.executable, "-c", f"import sys; from {module} import {name}; sys.exit({name}(sys.argv[1:]))", *args]
-
-
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-
-
-@functools.cache
-def _prctl():
-    """libc's ``prctl`` on Linux (looked up once, in the parent: nothing is looked up after a fork), else None."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-def dies_with_parent() -> Callable[[], None]:
-    """What a child process runs first (``preexec_fn``, or first thing after a fork) so that it
-    dies with this process however this one ends, SIGKILL included: ``PR_SET_PDEATHSIG`` on
-    Linux, and an exit if this process is already gone. The kernel sends the signal when the
-    *thread* that started the child ends, so start it from one that lives as long as the child
-    should. Elsewhere only the check is made. Takes no lock (safe between fork and exec)."""
-    parent, prctl = os.getpid(), _prctl()
-
-    def setup() -> None:
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl
-            os._exit(1)
-
-    return setup
 
 
 def _embed_texts(texts: list[str], *, precision: str):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 7878
-DEFAULT_TIMEOUT = 10.0
+from kg.serve.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "DEFAULT_TIMEOUT", "serve"]
 
 
 def serve(graph_dir: str | os.PathLike = "outputs", *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
@@ -24,9 +24,9 @@ def serve(graph_dir: str | os.PathLike = "outputs", *, host: str = DEFAULT_HOST,
     import signal
     import threading
 
+    from kg.common.logs import quiet
     from kg.errors import KGError
     from kg.serve.server import start_server
-    from kg.sparql.store import _quiet
 
     stop = threading.Event()
     received: list[str] = []
@@ -39,7 +39,7 @@ def serve(graph_dir: str | os.PathLike = "outputs", *, host: str = DEFAULT_HOST,
     if threading.current_thread() is threading.main_thread():
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        with start_server(graph_dir, host, port, timeout, log=log or _quiet, access_log=access_log or _quiet,
+        with start_server(graph_dir, host, port, timeout, log=log or quiet, access_log=access_log or quiet,
                           max_memory=max_memory, allow_service=allow_service) as server:
             if on_start is not None:
                 on_start(server)

@@ -1,6 +1,6 @@
 """A request forwarded to the Oxigraph worker within its query deadline; its answer read whole and checked.
 
-Runs in a thread of the front's pool, over `http.client` keep-alive connections (`kg.serve.worker._Pool`):
+Runs in a thread of the front's pool, over `http.client` keep-alive connections (`kg.serve.worker.Pool`):
 docs/design.md says why the deadline is kg's and why answers are spooled.
 """
 
@@ -13,16 +13,25 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from kg.serve.worker import _Unavailable
-
-if TYPE_CHECKING:
-    from kg.serve.server import Server
+from kg.serve.worker import Pool, Unavailable, Worker
 
 MAX_BUFFER = 8 * 1024 * 1024  # an answer is spooled in memory up to this size, then in a temporary file
 _CHECKED_WHOLE = 64 * 1024 * 1024  # answers up to this size are parsed whole to check them; bigger ones by their end
 _ANSWER_HEADERS = ("Content-Type", "Content-Location", "Vary")
+
+
+class Backend(Protocol):
+    """What a request is forwarded through (a `kg.serve.server.Server`): the worker, its connections,
+    the query deadline in seconds, the memory cap as text, and the counts of answers and timeouts."""
+
+    timeout: float
+    pool: Pool
+    worker: Worker
+    max_memory_text: str
+    answered: int
+    timeouts: int
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,7 @@ def _complete_table(body: bytes, delimiter: str) -> bool:
     return len(rows) < 2 or len(rows[-1]) == len(rows[0])
 
 
-def dispatch(server: Server, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> Answer | Refusal:
+def dispatch(server: Backend, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> Answer | Refusal:
     """The worker's whole, checked answer to one request, or the `Refusal` to send instead.
 
     The deadline starts now (the caller holds a slot of the worker). A query past it gets
@@ -102,7 +111,7 @@ def dispatch(server: Server, method: str, path: str, body: bytes | None, headers
     for attempt in range(1, 4):
         try:
             generation, conn, reused = server.pool.get(deadline)
-        except _Unavailable as e:
+        except Unavailable as e:
             return Refusal(503, str(e))
         spool = tempfile.SpooledTemporaryFile(max_size=MAX_BUFFER)
         received = False
@@ -160,7 +169,7 @@ def _read_into(spool, conn: http.client.HTTPConnection, resp: http.client.HTTPRe
         spool.write(data)
 
 
-def _checked(server: Server, resp: http.client.HTTPResponse, spool) -> Answer | Refusal:
+def _checked(server: Backend, resp: http.client.HTTPResponse, spool) -> Answer | Refusal:
     answer = Answer(resp.status, {k: resp.getheader(k) for k in _ANSWER_HEADERS if resp.getheader(k)}, spool)
     problem = answer.problem() if resp.status == 200 else None
     if problem:

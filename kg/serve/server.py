@@ -28,11 +28,13 @@ from urllib.parse import urlsplit
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from kg.common.locks import FolderLock
+from kg.common.logs import Log, quiet
 from kg.errors import InputError, KGError
-from kg.serve import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
 from kg.serve.app import LOOPBACK, create_app
-from kg.serve.worker import _Pool, _Worker, default_max_memory, format_size
-from kg.sparql.store import Log, _FolderLock, _quiet, oxigraph_binary, prepare_store
+from kg.serve.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
+from kg.serve.worker import Pool, Worker, default_max_memory, format_size
+from kg.sparql.store import oxigraph_binary, prepare_store
 
 IDLE_TIMEOUT = 120  # seconds a connection may stay silent while its next request is due
 MAX_HEADERS = 256 * 1024  # bytes of a request's line and headers (a SPARQL query in a GET URL fits)
@@ -143,8 +145,8 @@ class Server:
     """A running ``kg serve``: the front, the Oxigraph worker and the folder lock. Stop it with
     `stop` (or use it as a context manager)."""
 
-    def __init__(self, graph_dir: Path, host: str, port: int, timeout: float, *, log: Log = _quiet,
-                 access_log: Log = _quiet, concurrency: int | None = None, max_memory: int | None = None,
+    def __init__(self, graph_dir: Path, host: str, port: int, timeout: float, *, log: Log = quiet,
+                 access_log: Log = quiet, concurrency: int | None = None, max_memory: int | None = None,
                  allow_service: Collection[str] = ()) -> None:
         if not 0 < timeout < float("inf"):  # NaN too
             raise KGError(f"--timeout must be positive, not {timeout}")
@@ -160,8 +162,8 @@ class Server:
         self.queue_wait = max(60.0, 6 * self.timeout)
         self.forwarders = ThreadPoolExecutor(self.concurrency, thread_name_prefix="kg-serve-forward")
         self._stopped = False
-        self._lock: _FolderLock | None = None
-        self.worker: _Worker | None = None
+        self._lock: FolderLock | None = None
+        self.worker: Worker | None = None
         self._uvicorn = None
         self._thread: threading.Thread | None = None
         self._socket = _listen(host, port)  # first, so that a busy port fails at once; connections wait in the backlog
@@ -177,7 +179,7 @@ class Server:
         from kg.graph.io import load_graph
         from kg.view.explorer import Explorer
 
-        self._lock = _FolderLock(self.graph_dir)
+        self._lock = FolderLock(self.graph_dir)
         exe = oxigraph_binary()
         self.store = prepare_store(self.graph_dir, oxigraph=exe, log=self.log, _lock=self._lock)
         graph = self.graph_dir / "graph.json"
@@ -186,8 +188,8 @@ class Server:
             if size >= SLOW_GRAPH_BYTES:  # a minute and more at 200,000 abstracts: say what the wait is
                 self.log(f"reading {graph} ({format_size(size)}) for the explorer")
         self.explorer = Explorer(load_graph(graph), title=f"kg: {self.graph_dir.resolve().name}")
-        self.worker = _Worker(exe, self.store.location, log=self.log, max_memory=self.max_memory)
-        self.pool = _Pool(self.worker)
+        self.worker = Worker(exe, self.store.location, log=self.log, max_memory=self.max_memory)
+        self.pool = Pool(self.worker)
         self.worker.start()
         _LIVE.add(self)
 
@@ -289,7 +291,7 @@ def _build_folder(graph_dir: Path) -> Path:
 
 
 def start_server(graph_dir: str | os.PathLike = "outputs", host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                 timeout: float = DEFAULT_TIMEOUT, *, log: Log = _quiet, access_log: Log = _quiet,
+                 timeout: float = DEFAULT_TIMEOUT, *, log: Log = quiet, access_log: Log = quiet,
                  concurrency: int | None = None, max_memory: int | None = None,
                  allow_service: Collection[str] = ()) -> Server:
     """Serve the build in *graph_dir* (explorer at ``/``, SPARQL at ``/sparql``) until `Server.stop`.

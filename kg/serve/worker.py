@@ -20,9 +20,9 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from kg.common.logs import Log, quiet
+from kg.common.processes import dies_with_parent
 from kg.errors import InputError, KGError
-from kg.scale.executor import dies_with_parent
-from kg.sparql.store import Log, _quiet
 
 _WORKER_START = 30.0  # seconds Oxigraph may take to open the store
 _CRASH_PAUSE = 5.0  # seconds at most between a worker that keeps crashing and the next
@@ -32,8 +32,8 @@ _CRASH_PAUSE = 5.0  # seconds at most between a worker that keeps crashing and t
 # The Oxigraph worker
 
 
-class _Unavailable(Exception):
-    pass
+class Unavailable(Exception):
+    """No worker to send a query to: the server is stopping, the worker failed for good, or it is restarting."""
 
 
 def _free_port(host: str = "127.0.0.1") -> int:
@@ -84,7 +84,7 @@ def format_size(n: int) -> str:
     return "no limit" if not n else f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
 
 
-class _Worker:
+class Worker:
     """``oxigraph serve-read-only`` over the store, on a free loopback port, restarted on demand.
 
     One supervisor thread owns the process (``PR_SET_PDEATHSIG`` fires when the thread that
@@ -92,7 +92,7 @@ class _Worker:
     kills and restarts it when asked (a query past its deadline) or when it dies.
     """
 
-    def __init__(self, exe: str, location: Path, *, log: Log = _quiet, max_memory: int | None = None) -> None:
+    def __init__(self, exe: str, location: Path, *, log: Log = quiet, max_memory: int | None = None) -> None:
         self.exe, self.location, self.log, self.max_memory = exe, location, log, max_memory
         self.generation = 0
         self._out_of_memory: set[int] = set()  # generations that died of the memory cap
@@ -125,12 +125,12 @@ class _Worker:
         with self._cond:
             while not self._ready:
                 if self._stopping:
-                    raise _Unavailable("the server is shutting down")
+                    raise Unavailable("the server is shutting down")
                 if self._failure is not None and not self._thread.is_alive():
-                    raise _Unavailable(f"the SPARQL server failed: {self._failure}")
+                    raise Unavailable(f"the SPARQL server failed: {self._failure}")
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise _Unavailable("the SPARQL server is restarting; try again")
+                    raise Unavailable("the SPARQL server is restarting; try again")
                 self._cond.wait(min(remaining, 0.5))
             return self.generation, self._port
 
@@ -331,10 +331,10 @@ class _Worker:
             proc.wait()
 
 
-class _Pool:
+class Pool:
     """Keep-alive connections to the current worker."""
 
-    def __init__(self, worker: _Worker) -> None:
+    def __init__(self, worker: Worker) -> None:
         self.worker = worker
         self._idle: list[tuple[int, http.client.HTTPConnection]] = []
         self._lock = threading.Lock()

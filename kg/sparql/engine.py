@@ -13,27 +13,15 @@ import io
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from kg.common.folders import STORE, STORE_SOURCE
 from kg.errors import InputError, QueryError
 from kg.sparql.bindings import parse_binding
 from kg.sparql.limits import check_query
+from kg.sparql.results import QueryResult, term_value
 
 RDF_FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".jsonld": "JSON_LD", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML", ".owl": "RDF_XML"}
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """A SELECT result (variables and rows of terms as strings), an ASK boolean, or triples."""
-
-    variables: tuple[str, ...] = ()
-    rows: tuple[tuple[str | None, ...], ...] = ()
-    terms: tuple[dict, ...] = ()  # SPARQL 1.1 JSON results bindings, one dict per row
-    boolean: bool | None = None
-    triples: tuple[tuple[str, str, str], ...] = ()
-    kind: str = "select"
-    next_offset: int | None = None  # a paged query's full page: the offset of the next one
 
 
 def persistent_store(graph: str | Path):
@@ -42,8 +30,6 @@ def persistent_store(graph: str | Path):
     else None."""
     import pyoxigraph as ox
 
-    from kg.sparql.store import _SOURCE, STORE
-
     path = Path(graph)
     folder = path if path.is_dir() else path.parent
     if not path.is_dir() and path.suffix.lower() not in (".ttl", ".nt", ".jsonld"):
@@ -51,7 +37,7 @@ def persistent_store(graph: str | Path):
     from kg.text.files import read_json
 
     nt, store = folder / "graph.nt", folder / STORE
-    recorded = read_json(store / _SOURCE)
+    recorded = read_json(store / STORE_SOURCE)
     try:
         st = nt.stat()
     except OSError:
@@ -97,13 +83,6 @@ def load_store(graph: str | Path):
     return store
 
 
-def _value(term: dict) -> str:
-    """The text of a SPARQL JSON results term: an IRI, a literal's lexical form, a blank node's
-    label (a quoted triple, RDF 1.2, as its JSON). `kg.sparql.remote` reads an endpoint's rows with it too."""
-    value = term["value"]
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] = ()) -> QueryResult:
     """Run a SPARQL query on *store* with initial *bindings* (name -> term, or NAME=VALUE strings)."""
     import pyoxigraph as ox
@@ -131,7 +110,7 @@ def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] 
         data = json.loads(result.serialize(format=ox.QueryResultsFormat.JSON))
         variables = tuple(data["head"]["vars"])
         terms = tuple(data["results"]["bindings"])
-        rows = tuple(tuple(_value(b[v]) if v in b else None for v in variables) for b in terms)
+        rows = tuple(tuple(term_value(b[v]) if v in b else None for v in variables) for b in terms)
         return QueryResult(variables=variables, rows=rows, terms=terms)
     triples = tuple((str(t.subject), str(t.predicate), str(t.object)) for t in result)
     return QueryResult(triples=triples, kind="construct")

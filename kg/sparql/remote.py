@@ -21,7 +21,7 @@ the target whole either way.
 Querying (``kg query --endpoint URL``, `query_endpoint`) sends a query by the SPARQL 1.1
 Protocol (``POST`` application/sparql-query), with ``--bind`` values written into the query
 text by `kg.sparql.bindings.substitute` (each value checked to read back as the same term), and reads
-the answer into the `kg.sparql.QueryResult` a local query gives.
+the answer into the `kg.sparql.results.QueryResult` a local query gives.
 
 HTTP goes through httpx. Basic authentication comes from the URL
 (``http://user:password@host/...``) or the environment variable ``KG_STORE_AUTH``
@@ -44,6 +44,7 @@ from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
 
 from kg.errors import InputError, OutputError, QueryError
 from kg.sparql.bindings import bind_text, check_text
+from kg.sparql.results import QueryResult, term_value
 
 __all__ = [
     "AUTH_ENV", "DEFAULT_BATCH", "PublishReport", "StoreEndpoints", "default_graph_iri",
@@ -421,20 +422,16 @@ def _json_term(term: dict) -> dict:
 
 
 def _json_result(data: dict):
-    from kg.sparql.engine import QueryResult, _value
-
     if "boolean" in data:
         return QueryResult(boolean=bool(data["boolean"]), kind="ask")
     variables = tuple(data.get("head", {}).get("vars", ()))
     solutions = [{k: _json_term(v) for k, v in b.items() if k in variables} for b in data.get("results", {}).get("bindings", ())]
-    rows = tuple(tuple(_value(s[v]) if v in s else None for v in variables) for s in solutions)
+    rows = tuple(tuple(term_value(s[v]) if v in s else None for v in variables) for s in solutions)
     return QueryResult(variables=variables, rows=rows, terms=tuple(solutions))
 
 
 def _rdf_result(body: bytes, ctype: str):
     import pyoxigraph as ox
-
-    from kg.sparql.engine import QueryResult
 
     fmt = ox.RdfFormat.from_media_type(ctype)
     if fmt is None:

@@ -15,22 +15,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.common.folders import STORE
+from kg.common.folders import STORE, STORE_SOURCE
+from kg.common.locks import FolderLock
+from kg.common.logs import Log, quiet
+from kg.common.processes import dies_with_parent
 from kg.errors import InputError, KGError, OutputError
-from kg.scale.executor import dies_with_parent, kg_program, same_kg_env
-
-_SOURCE = "source.json"
-
-Log = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
-
+from kg.scale.executor import kg_program, same_kg_env
 
 # --------------------------------------------------------------------------------------------
 # The store
@@ -74,44 +68,6 @@ def _oxigraph_version(exe: str) -> str:
     return out.strip()
 
 
-class _FolderLock:
-    """``flock`` on the build folder itself: shared while serving, exclusive while a build writes
-    into it (`kg.build` holds it from start to end) or while the store is reloaded. The kernel
-    drops it when its holder ends, however it ends. *mode* is what this one holds
-    (``"shared"``, ``"exclusive"`` or None)."""
-
-    def __init__(self, folder: Path) -> None:
-        import fcntl
-
-        self._fcntl = fcntl
-        self.fd: int | None = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self.mode: str | None = None
-
-    def shared(self) -> None:
-        self._fcntl.flock(self.fd, self._fcntl.LOCK_SH)
-        self.mode = "shared"
-
-    def try_shared(self) -> bool:
-        return self._try(self._fcntl.LOCK_SH, "shared")
-
-    def try_exclusive(self) -> bool:
-        return self._try(self._fcntl.LOCK_EX, "exclusive")
-
-    def _try(self, kind: int, mode: str) -> bool:
-        try:
-            self._fcntl.flock(self.fd, kind | self._fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        self.mode = mode
-        return True
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # drops the lock
-            self.fd = None
-            self.mode = None
-
-
 def _graph_source(nt: Path, version: str) -> dict:
     st = nt.stat()
     return {"file": nt.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "oxigraph": version}
@@ -121,7 +77,7 @@ def _fresh(store: Path, source: dict) -> int | None:
     """The triple count of *store* if it was loaded from *source*, else None."""
     from kg.text.files import read_json
 
-    recorded = read_json(store / _SOURCE)
+    recorded = read_json(store / STORE_SOURCE)
     if not isinstance(recorded, dict) or not (store / "data" / "CURRENT").is_file() or any(recorded.get(k) != v for k, v in source.items()):
         return None
     triples = recorded.get("triples")
@@ -352,7 +308,7 @@ def _install(folder: Path, tmp: Path, source: dict, triples: int) -> None:
     """Record what the new store at *tmp* was loaded from and rename it to ``folder/store``."""
     store = folder / STORE
     try:
-        (tmp / _SOURCE).write_text(json.dumps(source | {"triples": triples}, indent=1) + "\n", encoding="utf-8")
+        (tmp / STORE_SOURCE).write_text(json.dumps(source | {"triples": triples}, indent=1) + "\n", encoding="utf-8")
         old = None
         if store.exists() or store.is_symlink():
             old = folder / f".store-old-{os.getpid()}-{time.monotonic_ns()}"
@@ -364,14 +320,14 @@ def _install(folder: Path, tmp: Path, source: dict, triples: int) -> None:
         raise OutputError(f"{store}: cannot write the store ({e.strerror or e})") from e
 
 
-def _exclusive(lock: _FolderLock, folder: Path) -> None:
+def _exclusive(lock: FolderLock, folder: Path) -> None:
     if not lock.try_exclusive():
         raise OutputError(f"{folder}: another `kg serve` is serving its store and graph.nt has changed since; "
                           "stop that server first")
 
 
-def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | None = None, log: Log = _quiet,
-                  _lock: _FolderLock | None = None) -> StoreInfo:
+def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | None = None, log: Log = quiet,
+                  _lock: FolderLock | None = None) -> StoreInfo:
     """The on-disk Oxigraph store of the build in *graph_dir*, (re)loaded from its ``graph.nt`` if needed.
 
     A new store is loaded into a temporary folder, checked, and renamed to ``graph_dir/store``
@@ -387,7 +343,7 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
     version = _oxigraph_version(exe)
     source = _graph_source(nt, version)
     store = folder / STORE
-    lock = _lock or _FolderLock(folder)
+    lock = _lock or FolderLock(folder)
     held = lock.mode == "exclusive"  # a build's lock: kept as it is
     try:
         if not held:
@@ -508,7 +464,7 @@ class StoreLoad:
         if self._result and isinstance(self._result[0], BaseException):
             raise self._result[0]
 
-    def finish(self, *, lock: _FolderLock | None = None) -> StoreInfo:
+    def finish(self, *, lock: FolderLock | None = None) -> StoreInfo:
         """Put the store in place; *lock* is the folder's, when the caller holds it (a build)."""
         if not self._started:
             return prepare_store(self.folder, oxigraph=self.exe, _lock=lock)
@@ -519,7 +475,7 @@ class StoreLoad:
             source = _graph_source(nt, self.version)
             own = lock is None or lock.mode != "exclusive"
             if own:
-                lock = _FolderLock(self.folder)
+                lock = FolderLock(self.folder)
             try:
                 if own:
                     lock.shared()

@@ -400,7 +400,7 @@ def test_a_build_into_a_served_folder_refuses_at_once_and_a_server_waits_for_a_b
     replace the files the server reads); a server started while a build holds the folder waits
     for it, then serves."""
     import kg
-    from kg.sparql.store import _FolderLock
+    from kg.common.locks import FolderLock
 
     build = tmp_path / "busy"
     shutil.copytree(small_build, build)
@@ -411,7 +411,7 @@ def test_a_build_into_a_served_folder_refuses_at_once_and_a_server_waits_for_a_b
         with pytest.raises(OutputError, match="kg serve is serving it; stop the server first"):
             kg.build([abstracts], build, embedder=hash_embedder, nlp=nlp)
     assert (build / "graph.nt").read_bytes() == before
-    lock = _FolderLock(build)
+    lock = FolderLock(build)
     assert lock.try_exclusive()  # as a build holds it
     said: list[str] = []
     threading.Timer(1.0, lock.close).start()
@@ -437,7 +437,7 @@ def _gone(pid: int) -> bool:
 
 
 def _start_subprocess(build: Path, port: int) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, "-m", "kg.serve", "--graph", str(build), "--port", str(port), "--timeout", "5"],
+    proc = subprocess.Popen([sys.executable, "-m", "kg", "serve", "--graph", str(build), "--port", str(port), "--timeout", "5"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
