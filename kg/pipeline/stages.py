@@ -84,9 +84,8 @@ def _kg_version() -> str:
 
 # Under ``dask-local``, fewer documents than this to extract are extracted in the model process
 # (`kg.scale.executor.ModelProcess`) instead (`_runner`): the cluster's workers each load torch, spaCy
-# and the model before their first partition. Measured from cold, int8, on 2 cores: 256 documents
-# took 24.9 s in the model process and 43.4 s on dask-local:2; 512, 45.8 and 47.5 s; 1,024,
-# 74.3 and 72.5 s (the model process tags with spaCy here while it ranks there: two cores too).
+# and the model before their first partition; below this many the model process is faster
+# (docs/scaling.md has the figures).
 DASK_LOCAL_MIN_DOCUMENTS = 512
 
 

@@ -192,8 +192,8 @@ def open_executor(spec: str | ExecutorSpec, *, partition_size: int | None = None
 
             # Dask starts worker processes with MALLOC_TRIM_THRESHOLD_=65536, so that glibc hands
             # freed memory back at once; a model's activations are then mapped and faulted in afresh
-            # at every batch. Measured on 1,000 abstracts, int8, dask-local:2: 134.6 s wall and 71 s
-            # of system time with it, 95.2 s and 18.5 s without (peak per worker 1.08 -> 1.42 GiB).
+            # at every batch: a third more wall time and four times the system time with it
+            # (docs/scaling.md has the figures).
             environ = dask.config.get("distributed.nanny.pre-spawn-environ", {})
             environ = {k: v for k, v in environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
             stack.enter_context(dask.config.set({"distributed.nanny.pre-spawn-environ": environ}))  # workers Dask restarts too
