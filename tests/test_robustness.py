@@ -256,14 +256,19 @@ def test_an_interrupt_a_library_swallows_still_exits_130(run_cli, tmp_path, monk
         return real()
 
     monkeypatch.setattr(kg.sparql.catalogue, "list_queries", listed)
-    result = run_cli("queries")
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a job started with & ignores it)
+    try:
+        result = run_cli("queries")
+    finally:
+        after = signal.signal(signal.SIGINT, inherited)
     assert result.code == 130 and "top-concepts" in result.out, result.err
     assert result.err.endswith("interrupted; the command had finished its work (its outputs are whole)\n")
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back to the test process
+    assert after is signal.default_int_handler  # given back to the test process
 
 
 def test_an_interrupt_while_kg_exits_is_130(tmp_path):
     """The kg program, its work done, gets SIGINT while it exits: 130, not 0 or a signal's death."""
+    import signal
     import subprocess
     import sys
 
@@ -277,7 +282,11 @@ def test_an_interrupt_while_kg_exits_is_130(tmp_path):
             "t.start()\n"
             "sys.argv = ['kg', 'queries']\n"
             "sys.exit(kg.cli.main())\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    def as_in_a_terminal():  # a job started with & has SIGINT ignored, and its children too
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          preexec_fn=as_in_a_terminal)
     assert "top-concepts" in done.stdout  # the command ran whole
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr.endswith("interrupted while exiting; the command had finished its work\n")
