@@ -1,0 +1,98 @@
+"""Typed scientific entities and relations in abstracts (issue 45): SciERC's six entity types plus
+Dataset (split out of Material by rules), and its seven relation types between entities of a sentence.
+
+The model (`model.py`) is trained by `python -m kg.extract.entities.train` and ships inside the
+package; `find_entities` runs it on raw text and answers in character offsets of that text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["Entity", "Relation", "PaperEntities", "load_entity_model", "find_entities", "MAX_SENTENCE_WORDS"]
+
+# Sentences are cut into pieces of at most this many words before the model reads them: SciERC's
+# sentences are shorter, and relation pairs grow with the square of the entities in a sentence
+# (a 3,000-word abstract without full stops would otherwise pair hundreds of mentions).
+MAX_SENTENCE_WORDS = 80
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A mention: character offsets into the given text (end exclusive), its text, type and score."""
+
+    start: int
+    end: int
+    text: str
+    type: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A directed relation between two entities of one paper (indices into its `entities`)."""
+
+    head: int
+    tail: int
+    type: str
+    score: float
+
+
+@dataclass(frozen=True)
+class PaperEntities:
+    entities: tuple[Entity, ...]
+    relations: tuple[Relation, ...]
+
+
+@lru_cache(maxsize=1)
+def load_entity_model():
+    """The shipped model (checked against its recorded sha256), loaded once per process."""
+    from .model import load_model
+
+    return load_model()[0]
+
+
+@lru_cache(maxsize=1)
+def _sentencizer():
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_words(text: str) -> list[list[tuple[str, int, int]]]:
+    """Sentences of (word, start, end) in character offsets of *text*; long sentences cut into
+    pieces of `MAX_SENTENCE_WORDS` words."""
+    sentences = []
+    for sentence in _sentencizer()(text).sents:
+        words = [(t.text, t.idx, t.idx + len(t.text)) for t in sentence if not t.is_space]
+        sentences.extend(words[i : i + MAX_SENTENCE_WORDS] for i in range(0, len(words), MAX_SENTENCE_WORDS))
+    return [s for s in sentences if s]
+
+
+def find_entities(texts: list[str], model=None) -> list[PaperEntities]:
+    """Typed entities and relations of each text, in character offsets of that text."""
+    from .model import predict
+    from .rules import dataset_type
+
+    model = model or load_entity_model()
+    out = []
+    for text in texts:
+        sentences = split_words(text or "")
+        words = [w for s in sentences for w, _, _ in s]
+        spans = [(a, b) for s in sentences for _, a, b in s]
+        bounds, start = [], 0
+        for s in sentences:
+            bounds.append((start, start + len(s)))
+            start += len(s)
+        found, relations = predict(model, [[w for w, _, _ in s] for s in sentences])
+        entities = []
+        for s, e, kind, score in found:
+            sentence = next(b for b in bounds if b[0] <= s < b[1])
+            begin, end = spans[s][0], spans[e][1]
+            entities.append(Entity(begin, end, text[begin:end], dataset_type(words, sentence, s, e, kind), round(score, 4)))
+        out.append(PaperEntities(
+            tuple(entities), tuple(Relation(i, j, kind, round(score, 4)) for i, j, kind, score in relations)))
+    return out
