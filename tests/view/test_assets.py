@@ -22,9 +22,12 @@ ROOT = VIEW.parent.parent
 def test_the_page_is_made_of_files_that_the_wheel_ships() -> None:
     files = [VIEW / "templates" / "map.html", *(VIEW / "static" / n for n in (*page.SCRIPTS, *page.STYLES))]
     assert all(f.is_file() for f in files)
-    shipped = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]["kg.view"]
-    for f in [*(VIEW / "static").iterdir(), *(VIEW / "templates").iterdir()]:
-        assert any(fnmatch.fnmatch(f.relative_to(VIEW).as_posix(), pattern) for pattern in shipped), f
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    for folder in ("static", "templates"):
+        assert f"kg.view.{folder}" in setuptools["packages"]
+        shipped = setuptools["package-data"][f"kg.view.{folder}"]
+        for f in (VIEW / folder).iterdir():
+            assert any(fnmatch.fnmatch(f.name, pattern) for pattern in shipped), f
     # No JavaScript, CSS or HTML left in Python strings of kg.view: no string but a docstring is long.
     for module in VIEW.glob("*.py"):
         tree = ast.parse(module.read_text(encoding="utf-8"))
