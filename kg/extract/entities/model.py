@@ -10,13 +10,13 @@ at word boundaries) into windows encoded one by one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from kg.errors import ModelError
+from kg.extract.embed import file_sha256
 
 from .scierc import ENTITY_TYPES, RELATION_TYPES
 
@@ -206,14 +206,6 @@ def trainable_state(model) -> dict:
     }
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def save_weights(model, path: Path, record: dict) -> dict:
     """Write the trainable weights (fp16) to *path* and a JSON beside it (sha256, config, *record*)."""
     import torch
@@ -223,7 +215,7 @@ def save_weights(model, path: Path, record: dict) -> dict:
     state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in trainable_state(model).items()}
     save_file(state, str(path))
     path.chmod(0o644)
-    meta = {"file": path.name, "sha256": _sha256(path), "bytes": path.stat().st_size,
+    meta = {"file": path.name, "sha256": file_sha256(path), "bytes": path.stat().st_size,
             "config": asdict(model.config), "torch": torch.__version__, **record}
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta
@@ -239,7 +231,7 @@ def read_record(path: Path) -> dict:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except ValueError as e:
         raise ModelError(f"{meta_path}: not JSON ({e}); {hint}") from e
-    actual = _sha256(path)
+    actual = file_sha256(path)
     if actual != meta.get("sha256"):
         raise ModelError(f"{path}: sha256 {actual} does not match the recorded {meta.get('sha256')}; {hint}")
     return meta
