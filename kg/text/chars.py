@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["encodable", "utf8", "xml_text"]
+__all__ = ["encodable", "replace_surrogates", "utf8", "xml_text"]
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # What XML 1.0's Char production leaves out: C0 controls but tab, LF and CR; U+FFFE and U+FFFF
 # (lone surrogates, also left out, are replaced by `encodable` instead).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def replace_surrogates(text: str) -> tuple[str, int]:
+    """*text* with each unpaired UTF-16 surrogate replaced by U+FFFD, and how many there were.
+
+    A JSON string may escape one (``"\\ud800"``) that is no character: Python keeps it, and
+    nothing can write it as UTF-8. (A pair of escapes is one character, joined by the JSON reader.)"""
+    return _LONE_SURROGATE.subn("\ufffd", text)
 
 
 def encodable(text: str) -> str:
@@ -25,7 +33,7 @@ def encodable(text: str) -> str:
     >>> encodable("a\\ud800b")
     'a�b'
     """
-    return _LONE_SURROGATE.sub("\ufffd", text) if _LONE_SURROGATE.search(text) else text
+    return replace_surrogates(text)[0] if _LONE_SURROGATE.search(text) else text
 
 
 def utf8(text: str) -> bytes:

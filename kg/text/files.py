@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import InputError
+from kg.text.chars import replace_surrogates
 
 __all__ = [
     "MAX_ABSTRACT_CHARS",
@@ -397,17 +398,6 @@ def read_json(path: Path) -> object:
         return json.loads(read_input(path, str(path), text=False).data.decode("utf-8"))
     except (InputError, UnicodeDecodeError, ValueError, RecursionError):
         return None
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def replace_surrogates(text: str) -> tuple[str, int]:
-    """*text* with each unpaired UTF-16 surrogate replaced by U+FFFD, and how many there were.
-
-    A JSON string may escape one (``"\\ud800"``) that is no character: Python keeps it, and
-    nothing can write it as UTF-8. (A pair of escapes is one character, joined by the JSON reader.)"""
-    return _SURROGATE.subn("\ufffd", text)
 
 
 # The escape of a surrogate (\\ud800-\\udfff) in JSON text: a row without one cannot hold one.
