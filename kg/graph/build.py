@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import networkx as nx
 
+from kg.concepts.entities import ConceptTypes
 from kg.concepts.model import ConceptIndex
 from kg.extract.keyphrases import PaperKeyphrases
 from kg.text.sources import Paper, Source
@@ -57,8 +58,10 @@ def build_graph(
     labels: Mapping[str, str],
     *,
     metadata: Mapping[str, object] | None = None,
+    types: ConceptTypes | None = None,
 ) -> nx.Graph:
-    """The graph of *papers*, their *keyphrases* joined to concepts by *index*.
+    """The graph of *papers*, their *keyphrases* joined to concepts by *index*; with *types*, the
+    concepts' types and typed relations (`add_types`).
 
     >>> from kg.text.sources import Paper
     >>> from kg.extract.keyphrases import PaperKeyphrases, Keyphrase
@@ -142,7 +145,29 @@ def build_graph(
     if removed:
         concepts_of = {p: [c for c in found if c not in removed] for p, found in concepts_of.items()}
     _add_cooccurrence(G, concepts_of)
+    if types is not None:
+        add_types(G, types, concept_nodes)
     return G
+
+
+def add_types(G: nx.Graph, types: ConceptTypes, concept_nodes: Mapping[str, str]) -> None:
+    """Each typed concept's ``type_votes`` and ``entity_type`` (when the votes elect one), and
+    its ``relations`` (those it is the head of), as docs/model.md describes them."""
+    for cid, votes in types.votes.items():
+        node = concept_nodes.get(cid)
+        if node in G:
+            G.nodes[node]["type_votes"] = dict(votes)
+            kind = types.type_of(cid)
+            if kind is not None:
+                G.nodes[node]["entity_type"] = kind
+    for r in types.relations:
+        head, tail = concept_nodes.get(r.head), concept_nodes.get(r.tail)
+        if head not in G or tail not in G:
+            continue
+        G.nodes[head].setdefault("relations", []).append({
+            "type": r.type, "object": tail, "papers": r.papers, "score": r.score,
+            "evidence": [{"paper": paper_node(e.paper), "start": e.start, "end": e.end, "score": e.score} for e in r.evidence],
+        })
 
 
 def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None:

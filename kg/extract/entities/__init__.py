@@ -41,8 +41,12 @@ class Relation:
 
 @dataclass(frozen=True)
 class PaperEntities:
+    """A paper's mentions and relations; *sentences*: the pieces the model read (character
+    offsets, end exclusive), each relation between two mentions of one piece."""
+
     entities: tuple[Entity, ...]
     relations: tuple[Relation, ...]
+    sentences: tuple[tuple[int, int], ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -94,5 +98,6 @@ def find_entities(texts: list[str], model=None) -> list[PaperEntities]:
             begin, end = spans[s][0], spans[e][1]
             entities.append(Entity(begin, end, text[begin:end], dataset_type(words, sentence, s, e, kind), round(score, 4)))
         out.append(PaperEntities(
-            tuple(entities), tuple(Relation(i, j, kind, round(score, 4)) for i, j, kind, score in relations)))
+            tuple(entities), tuple(Relation(i, j, kind, round(score, 4)) for i, j, kind, score in relations),
+            tuple((s[0][1], s[-1][2]) for s in sentences)))
     return out
