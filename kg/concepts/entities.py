@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kg.concepts.model import ConceptIndex
 from kg.text.phrases import is_filler, normalize_phrase
 
-__all__ = ["CONCEPT_TYPES", "SYMMETRIC", "Evidence", "TypedRelation", "ConceptTypes", "concept_type", "type_concepts"]
+__all__ = ["CONCEPT_TYPES", "SYMMETRIC", "ConceptTypes", "Evidence", "TypedRelation", "concept_type", "type_concepts"]
 
 # The types a concept can have: SciERC's, Dataset split out of Material, and not Generic.
 CONCEPT_TYPES = ("Task", "Method", "Dataset", "Metric", "Material", "OtherScientificTerm")

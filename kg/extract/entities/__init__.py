@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Entity", "Relation", "PaperEntities", "load_entity_model", "find_entities", "MAX_SENTENCE_WORDS"]
+__all__ = ["MAX_SENTENCE_WORDS", "Entity", "PaperEntities", "Relation", "find_entities", "load_entity_model"]
 
 # Sentences are cut into pieces of at most this many words before the model reads them: SciERC's
 # sentences are shorter, and relation pairs grow with the square of the entities in a sentence
