@@ -55,8 +55,10 @@ def _parse_executor(value: str):
 @click.option("--store-batch", default=50_000, show_default=True, type=click.IntRange(1), help="Triples per upload request.")
 @click.option("--follow-links", is_flag=True,
               help="Read what symbolic links inside the input folders point at (default: skip them with a warning).")
+@click.option("--no-entities", "no_entities", is_flag=True,
+              help="Skip typed entities and relations: no entities.jsonl, concepts untyped (as builds before them).")
 def build(paths, out, base, top_n, diversity, precision, quiet, store, store_update, store_graph, store_batch, executor,
-          follow_links) -> None:
+          follow_links, no_entities) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
     from kg.extract.keyphrases import Settings
 
@@ -66,23 +68,34 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
         store_endpoints(store, store_update)
 
     bar = None
+    total = 0
 
     def on_start(report):
-        nonlocal bar
+        nonlocal bar, total
         _echo_warnings(report.warnings, report.warning_counts)
+        total = len(report.papers)
         if not quiet:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(report.papers), desc="extracting keyphrases", unit="abstract", file=sys.stderr)
+            bar = tqdm(total=total, desc="extracting keyphrases", unit="abstract", file=sys.stderr)
 
     def progress(n):
         if bar is not None:
             bar.update(n)
 
+    def entity_progress(n):
+        nonlocal bar
+        if bar is not None and bar.desc != "typing entities":  # the keyphrases are done: a bar of its own
+            from tqdm import tqdm
+
+            bar.close()
+            bar = tqdm(total=total, desc="typing entities", unit="abstract", file=sys.stderr)
+        progress(n)
+
     try:
         result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity, precision=precision),
                           progress=progress, on_start=on_start, executor=executor,
-                          follow_links=follow_links)
+                          follow_links=follow_links, entities=not no_entities, entity_progress=entity_progress)
     finally:
         if bar is not None:
             bar.close()

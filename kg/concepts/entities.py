@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kg.concepts.acronyms import without_short_form
 from kg.concepts.model import ConceptIndex
 from kg.text.phrases import is_filler, normalize_phrase
 
@@ -83,7 +84,7 @@ def mention_key(text: str) -> str | None:
     words = text.split()
     while words and words[0].lower() in _LEADING:
         words = words[1:]
-    phrase = " ".join(words)
+    phrase = without_short_form(" ".join(words))  # "stochastic gradient descent (SGD)"
     if not phrase or is_filler(phrase):
         return None
     return normalize_phrase(phrase) or None

@@ -19,7 +19,7 @@ from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
 
 __all__ = ["ExtractionCache", "document_key"]
 
-SCHEMA = 1
+SCHEMA = 1  # of the keyphrase table; the entity table is read row by row like it (a row that is not one is a miss)
 
 
 def _reason(e: Exception) -> str:
@@ -45,6 +45,28 @@ def _decode_row(value: object) -> tuple[tuple[Keyphrase, ...], tuple[tuple[str, 
     return keyphrases, definitions
 
 
+def _encode_entities(found) -> str:
+    return json.dumps({"e": [[e.start, e.end, e.text, e.type, e.score] for e in found.entities],
+                       "r": [[r.head, r.tail, r.type, r.score] for r in found.relations],
+                       "s": [list(s) for s in found.sentences]}, ensure_ascii=False)
+
+
+def _decode_entities(value: object):
+    """A `PaperEntities` from its row, or None for a row that is not one (a miss, as `_decode_row`)."""
+    from kg.extract.entities import Entity, PaperEntities, Relation
+
+    try:
+        data = json.loads(value)
+        entities = tuple(Entity(int(a), int(b), str(t), str(k), float(x)) for a, b, t, k, x in data["e"])
+        relations = tuple(Relation(int(h), int(t), str(k), float(x)) for h, t, k, x in data["r"])
+        sentences = tuple((int(a), int(b)) for a, b in data["s"])
+    except (TypeError, ValueError, KeyError, RecursionError):
+        return None
+    if any(not (0 <= r.head < len(entities) and 0 <= r.tail < len(entities)) for r in relations):
+        return None
+    return PaperEntities(entities, relations, sentences)
+
+
 class ExtractionCache:
     """Extraction results by document key, in ``<folder>/extractions.sqlite``."""
 
@@ -67,6 +89,7 @@ class ExtractionCache:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         db.execute("CREATE TABLE IF NOT EXISTS extraction (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS entities (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None:
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
@@ -78,24 +101,38 @@ class ExtractionCache:
         return db
 
     def get_many(self, keys: Sequence[str]) -> dict[str, tuple[tuple[Keyphrase, ...], tuple[tuple[str, str], ...]]]:
+        return self._get("extraction", keys, _decode_row)
+
+    def get_entities(self, keys: Sequence[str]) -> dict:
+        """`kg.extract.entities.PaperEntities` by document key, for the keys the cache holds."""
+        return self._get("entities", keys, _decode_entities)
+
+    def _get(self, table: str, keys: Sequence[str], decode) -> dict:
         found = {}
         for start in range(0, len(keys), 500):
             chunk = list(keys[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            for key, value in self._db.execute(f"SELECT key, value FROM extraction WHERE key IN ({marks})", chunk):
-                row = _decode_row(value)
+            for key, value in self._db.execute(f"SELECT key, value FROM {table} WHERE key IN ({marks})", chunk):
+                row = decode(value)
                 if row is not None:  # else a miss: extracted again, and the row replaced
                     found[key] = row
         return found
+
+    def put_entities(self, items: Iterable[tuple[str, object]]) -> None:
+        """Store `kg.extract.entities.PaperEntities` by document key."""
+        self._put("entities", [(key, _encode_entities(found)) for key, found in items])
 
     def put_many(self, items: Iterable[tuple[str, PaperKeyphrases]]) -> None:
         rows = [
             (key, json.dumps({"k": [[k.phrase, k.score, k.rank] for k in r.keyphrases], "d": [list(d) for d in r.definitions]}))
             for key, r in items
         ]
+        self._put("extraction", rows)
+
+    def _put(self, table: str, rows: list[tuple[str, str]]) -> None:
         try:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO extraction VALUES (?, ?)", rows)
+                self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?)", rows)
         except sqlite3.Error as e:
             raise OutputError(f"{self.path}: cannot write the extraction cache ({_reason(e)})") from e
 

@@ -22,10 +22,16 @@ from kg.graph.io import write_graph_json
 from kg.text.chars import utf8
 from kg.text.sources import Paper
 
-__all__ = ["OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_outputs", "emit_views", "keyphrase_records", "keyphrase_rows", "render_outputs", "signals_held", "write_records"]
+__all__ = ["OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_outputs", "emit_views", "entity_rows", "entity_stats",
+           "keyphrase_records", "keyphrase_rows", "output_files", "render_outputs", "signals_held", "write_records"]
 
-OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "graph.json", "stats.json",
-                "graph.gexf", "map.json")
+OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json",
+                "stats.json", "graph.gexf", "map.json")
+
+
+def output_files(entities: bool = True) -> tuple[str, ...]:
+    """The files a build writes: `OUTPUT_FILES`, without ``entities.jsonl`` when the entity stage is off."""
+    return OUTPUT_FILES if entities else tuple(n for n in OUTPUT_FILES if n != "entities.jsonl")
 
 
 def keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKeyphrases], assignment) -> list[dict]:
@@ -48,6 +54,50 @@ def keyphrase_rows(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKe
             "id": p.id, "source_id": p.source_id, "label": node["label"], "venue": p.venue, "year": p.year,
             "sources": sources, "keyphrases": keyphrases,
         }
+
+
+def entity_rows(papers: Sequence[Paper], typed: Sequence[tuple[str, object]]) -> Iterator[dict]:
+    """One record per paper for ``entities.jsonl`` (docs/entities.md): its mentions in character
+    offsets of its abstract as the input gave it (end exclusive; the model read it with white space
+    single, `Paper.abstract`) and its relations (indices into the mentions)."""
+    from kg.text.clean import given_spans
+
+    for p, (pid, found) in zip(papers, typed):
+        text, spans = p.abstract, None
+        if p.given is not None and (spans := given_spans(p.given, p.abstract)) is not None:
+            text = p.given
+        starts, ends = spans or (range(len(p.abstract)), range(1, len(p.abstract) + 1))
+        yield {
+            "id": pid,
+            "entities": [{"start": starts[e.start], "end": ends[e.end - 1], "text": text[starts[e.start]:ends[e.end - 1]],
+                          "type": e.type, "score": e.score} for e in found.entities],
+            "relations": [{"head": r.head, "tail": r.tail, "type": r.type, "score": r.score} for r in found.relations],
+        }
+
+
+def entity_stats(typed: Iterable[tuple[str, object]], G: nx.Graph) -> dict:
+    """The figures of ``stats.json``'s ``entities``: mentions and relations by type, the papers with
+    any, the concepts by voted type, and the typed relations between concepts by type."""
+    from collections import Counter
+
+    mentions, relations, papers = Counter(), Counter(), 0
+    for _, found in typed:
+        papers += bool(found.entities)
+        mentions.update(e.type for e in found.entities)
+        relations.update(r.type for r in found.relations)
+    concepts, statements, voted = Counter(), Counter(), 0
+    for _, data in G.nodes(data=True):
+        if data.get("kind") == "concept" and "type_votes" in data:
+            voted += 1
+            concepts[data.get("entity_type", "none")] += 1
+            statements.update(r["type"] for r in data.get("relations", ()))
+    return {
+        "papers_with_mentions": papers,
+        "mentions": sum(mentions.values()), "mentions_by_type": dict(sorted(mentions.items())),
+        "relations": sum(relations.values()), "relations_by_type": dict(sorted(relations.items())),
+        "concepts_with_mentions": voted, "concepts_by_type": dict(sorted(concepts.items())),
+        "concept_relations": sum(statements.values()), "concept_relations_by_type": dict(sorted(statements.items())),
+    }
 
 
 def write_records(f, records: Iterable[dict]) -> None:
@@ -220,4 +270,4 @@ def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, 
     from kg.rdf.write import in_memory
 
     contents = in_memory(lambda open_output: emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title))
-    return {name: contents[name] for name in OUTPUT_FILES}
+    return {name: contents[name] for name in OUTPUT_FILES if name in contents}

@@ -31,11 +31,13 @@ from kg.pipeline.manifest import (
     write_manifest,
 )
 from kg.pipeline.outputs import (
-    OUTPUT_FILES,
     VIEW_FILES,
     Staging,
     emit_views,
+    entity_rows,
+    entity_stats,
     keyphrase_rows,
+    output_files,
     signals_held,
     write_records,
 )
@@ -103,6 +105,8 @@ class _Options:
     store: bool
     executor: object
     follow_links: bool = False
+    entities: bool = True
+    entity_progress: Callable[[int], None] | None = None
 
 
 @dataclass
@@ -120,11 +124,14 @@ class _Merged:
     key: str | None
     model_name: str
     fingerprint: str
+    typed: Sequence[tuple[str, object]] | None = None  # (paper id, PaperEntities) in paper order; None: --no-entities
+    types: object = None  # the concepts' types and typed relations (kg.concepts.entities.ConceptTypes)
 
     def release(self) -> None:
-        """Drop the papers, their keyphrases, the report and the index (once keyphrases.jsonl is
-        written): the map and the RDF writer that run next reuse their memory."""
-        self.report = self.papers = self.found = self.index = None
+        """Drop the papers, their keyphrases and entities, the report and the index (once
+        keyphrases.jsonl and entities.jsonl are written): the map and the RDF writer that run
+        next reuse their memory."""
+        self.report = self.papers = self.found = self.index = self.typed = None
 
 
 def _runner(executor, models, todo: int):
@@ -187,6 +194,37 @@ def _extract_with_cache(papers: Sequence[Paper], options: _Options, *, fingerpri
     return found, len(papers) - len(todo)
 
 
+def _entities_with_cache(papers: Sequence[Paper], options: _Options, *, fingerprint: str, out: Path,
+                         models=None) -> list[tuple[str, object]]:
+    """Each paper's typed entities and relations (`kg.extract.entities.PaperEntities`), in paper
+    order, read from its abstract as given: from the cache (with ``options.cache``) or computed in
+    partitions on the executor that extracts the keyphrases (`_runner`), each partition cached as
+    it finishes."""
+    from kg.extract.cache import ExtractionCache, document_key
+    from kg.scale.executor import entity_partition, run_tasks
+
+    texts = {p.id: p.abstract or "" for p in papers}
+    keys = {p.id: document_key(fingerprint, texts[p.id]) for p in papers}
+    store = ExtractionCache(out / ".cache") if options.cache else None
+    progress = options.entity_progress
+    try:
+        known = store.get_entities(list(keys.values())) if store else {}
+        todo = [(p.id, texts[p.id]) for p in papers if keys[p.id] not in known]
+        if progress and len(todo) < len(papers):
+            progress(len(papers) - len(todo))
+        fresh = {}
+        for done in run_tasks(todo, _runner(options.executor, models, len(todo)), entity_partition):
+            if store:
+                store.put_entities((keys[pid], found) for pid, found in done)
+            fresh.update(done)
+            if progress:
+                progress(len(done))
+    finally:
+        if store:
+            store.close()
+    return [(p.id, fresh[p.id] if p.id in fresh else known[keys[p.id]]) for p in papers]
+
+
 def _label_embed(embedder, precision: str):
     """Concept labels are embedded by the model that ranked the keyphrases (the packaged one
     unless *embedder* is given), loaded only if some near-duplicate labels need it."""
@@ -215,6 +253,8 @@ def build(
     store: bool = True,
     executor="local",
     follow_links: bool = False,
+    entities: bool = True,
+    entity_progress: Callable[[int], None] | None = None,
 ) -> BuildResult:
     """Build the knowledge graph of the abstracts under *paths* into the folder *out*.
 
@@ -235,6 +275,9 @@ def build(
     `kg.scale.executor.open_executor`; the outputs are the same whichever runs it, and each
     finished partition is cached at once (with *cache*). Symbolic links inside the folders
     of *paths* are skipped with a warning unless *follow_links* (`kg.text.sources.read_papers`).
+    With *entities* (the default), the typed entities and relations of each abstract
+    (`kg.extract.entities`, on the same executor, cached the same way) go into ``entities.jsonl``
+    and type the concepts (`kg.concepts.entities`); *entity_progress* is called as *progress* is.
     """
     # The cyclic garbage collector is off while the build runs: a 10,000-paper build makes
     # millions of objects that live to its end, and each full collection walks them all
@@ -242,7 +285,7 @@ def build(
     was_enabled = gc.isenabled()
     try:
         return _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor,
-                                              follow_links))
+                                              follow_links, entities, entity_progress))
     finally:
         if was_enabled:
             gc.enable()
@@ -286,6 +329,11 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
     # overlaps the reading and the cache lookup; it extracts (under dask-local, only a few
     # documents: `_runner`), embeds the labels the merge compares, and is stopped once the
     # concepts are merged.
+    entity_fingerprint = None
+    if options.entities:  # missing or damaged weights fail here, before anything is read or extracted
+        from kg.extract.entities import entity_fingerprint as fingerprint_of
+
+        entity_fingerprint = fingerprint_of()
     models = None
     if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
         models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
@@ -296,9 +344,9 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
         papers = report.papers
         model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
         fingerprint = settings.fingerprint(model_name)
-        key = _build_key(report, fingerprint, options.base) if options.cache else None
+        key = _build_key(report, fingerprint, options.base, entity_fingerprint) if options.cache else None
         if key is not None:
-            done = _up_to_date(Path(out), key, report)
+            done = _up_to_date(Path(out), key, report, output_files(options.entities))
             if done is not None:
                 if models is not None:
                     models.close()
@@ -311,6 +359,9 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
                     prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
                 return done
         found, cached = _extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), models=models)
+        typed = None
+        if entity_fingerprint is not None:
+            typed = _entities_with_cache(papers, options, fingerprint=entity_fingerprint, out=Path(out), models=models)
         gc.disable()  # loading spaCy turns it back on
         index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
                                embed=_label_embed(models or embedder, settings.precision),
@@ -319,7 +370,12 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
     finally:
         if models is not None:
             models.close()
-    merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint)
+    types = None
+    if typed is not None:
+        from kg.concepts.entities import type_concepts
+
+        types = type_concepts(index, typed)
+    merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint, typed, types)
     del report, papers, found, index  # held by *merged* alone, which `_write` releases
     return _write(out, options, merged, lock=lock)
 
@@ -377,9 +433,10 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
     """Build the graph and its map from *merged* and write every output into *out* (the views in
     a forked process while this one writes the RDF, and loads the store with ``options.store``),
     all renamed into place together."""
-    papers, key = merged.papers, merged.key
+    papers, key, typed = merged.papers, merged.key, merged.typed is not None
     metadata = _metadata(options, merged)
-    G = build_graph(papers, merged.found, merged.index, _paper_labels(papers, merged.found, merged.index), metadata=metadata)
+    G = build_graph(papers, merged.found, merged.index, _paper_labels(papers, merged.found, merged.index), metadata=metadata,
+                    types=merged.types)
     built = [Diagnostic(p.sources[0].file, str(p.sources[0]).partition(", ")[2],
                         f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts")
              for p, k in zip(papers, merged.found) if not k.keyphrases]
@@ -403,6 +460,10 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
         # first, so that they are dropped before the map is made: every later stage reads G alone
         with staging.open("keyphrases.jsonl") as f:
             write_records(f, keyphrase_rows(G, papers, merged.found, merged.index.assignment))
+        if merged.typed is not None:
+            with staging.open("entities.jsonl") as f:
+                write_records(f, entity_rows(merged.papers, merged.typed))
+            stats_input["entities"] = entity_stats(merged.typed, G)
         papers = None
         merged.release()
         add_map(G)  # clusters and positions, seen by every output
@@ -436,6 +497,8 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
         with signals_held(f"the new outputs are all in {out}/"):  # all renamed or none: an interrupt waits
             files = staging.commit()
             committed = True
+            if not typed:  # --no-entities: what a build without the stage wrote, and no older entities
+                (Path(out) / "entities.jsonl").unlink(missing_ok=True)
             if key is not None:
                 try:
                     write_manifest(cache_dir, key, Path(out), staging.sha256,
@@ -464,17 +527,18 @@ def _warning_counts(report: ReadReport, built: Sequence[Diagnostic]) -> Counter:
     return counts
 
 
-def _build_key(report: ReadReport, fingerprint: str, base: str) -> str:
+def _build_key(report: ReadReport, fingerprint: str, base: str, entities: str | None) -> str:
     """The manifest key of a build of what *report* read (see kg.manifest): the files' names and
-    the digests of the bytes read, so that a file changed since it was read is not taken for built."""
+    the digests of the bytes read, so that a file changed since it was read is not taken for built;
+    *entities*: the entity model's fingerprint (None without the stage)."""
     return build_key(list(zip(report.files, report.digests)), fingerprint=fingerprint, base=base, kg_version=_kg_version(),
-                     extra={"outputs": list(OUTPUT_FILES)})
+                     extra={"outputs": list(output_files(entities is not None)), "entities": entities})
 
 
-def _up_to_date(out: Path, key: str, report: ReadReport) -> BuildResult | None:
-    """The result of the build in *out* when its manifest has *key* and its outputs are intact, else None."""
+def _up_to_date(out: Path, key: str, report: ReadReport, names: Sequence[str]) -> BuildResult | None:
+    """The result of the build in *out* when its manifest has *key* and its outputs (*names*) are intact, else None."""
     manifest = read_manifest(out / ".cache")
-    if manifest is None or manifest.get("key") != key or not outputs_intact(manifest, out, OUTPUT_FILES):
+    if manifest is None or manifest.get("key") != key or not outputs_intact(manifest, out, names):
         return None
     from kg.text.files import read_json
 
@@ -485,5 +549,5 @@ def _up_to_date(out: Path, key: str, report: ReadReport) -> BuildResult | None:
         return None
     if not isinstance(stats, dict):
         return None
-    return BuildResult(stats, tuple(report.warnings) + built, out, tuple(out / name for name in OUTPUT_FILES),
+    return BuildResult(stats, tuple(report.warnings) + built, out, tuple(out / name for name in names),
                        extraction={"computed": 0, "from_cache": len(report.papers)}, unchanged=True)

@@ -39,11 +39,13 @@ __all__ = [
     "Executor",
     "ExecutorSpec",
     "ModelProcess",
+    "entity_partition",
     "extract_partition",
     "open_executor",
     "parse_executor",
     "partitions",
     "run_partitions",
+    "run_tasks",
 ]
 
 DEFAULT_PARTITION_SIZE = 256
@@ -238,6 +240,29 @@ def extract_partition(items: Sequence[tuple[str, str]], *, settings, embedder=No
     embedder = _packaged_embedder(settings.precision) if embedder is None else embedder
     nlp = _packaged_nlp() if nlp is None else nlp
     return extract_keyphrases(list(items), embedder, settings=settings, nlp=nlp)
+
+
+def entity_partition(items: Sequence[tuple[str, str]]) -> list:
+    """The typed entities of one partition of (paper id, abstract): [(paper id,
+    `kg.extract.entities.PaperEntities`)], by the shipped entity model, loaded once per process."""
+    from kg.extract.entities import find_entities, load_entity_model
+
+    with _load_lock:
+        model = load_entity_model()
+    return list(zip([pid for pid, _ in items], find_entities([text for _, text in items], model)))
+
+
+def run_tasks(items: Sequence, executor: str | ExecutorSpec | Executor, fn: Callable, **kwargs: Any) -> Iterator[list]:
+    """``fn(partition, **kwargs)`` for each partition of *items*, in the order they finish, on
+    *executor* (a spec, opened and closed here, or an open `Executor` or `ModelProcess`)."""
+    if not items:
+        return
+    if hasattr(executor, "map_partitions"):
+        for _, result in executor.map_partitions(fn, partitions(items, executor.spec.partition_size), **kwargs):
+            yield result
+        return
+    with open_executor(executor) as opened:
+        yield from run_tasks(items, opened, fn, **kwargs)
 
 
 def rank_partition(tagged: Sequence, *, settings, embedder=None) -> list:

@@ -253,3 +253,28 @@ def clean_text(text: str) -> str:
     if "(" in text:
         text = _OPEN_SPACE.sub("(", text)
     return _single_spaced(text)
+
+
+def given_spans(given: str, normalized: str) -> tuple[list[int], list[int]] | None:
+    """Where each character of *normalized* (``normalize_space(given)``) comes from in *given*: its
+    start and end there (end exclusive), so that offsets into the abstract kg reads become offsets
+    into the abstract as the input gave it. None when *normalized* is not made from *given*."""
+    starts, ends, pieces = [], [], []
+    i, n = 0, len(given)
+    while i < n:  # each character with the combining marks after it: what NFC may compose into one
+        j = i + 1
+        while j < n and unicodedata.combining(given[j]):
+            j += 1
+        piece = _INVISIBLE.sub("", unicodedata.normalize("NFC", given[i:j]))
+        pieces.append(piece)
+        starts.extend([i] * len(piece))
+        ends.extend([j] * len(piece))
+        i = j
+    text = "".join(pieces)
+    first = next((k for k, c in enumerate(text) if not c.isspace()), len(text))  # nothing before the first word
+    keep = [k for k in range(first, len(text))  # a run of white space as its last character
+            if not text[k].isspace() or (k + 1 < len(text) and not text[k + 1].isspace())]
+    single = "".join(" " if text[k].isspace() else text[k] for k in keep)
+    if single != normalized:
+        return None
+    return [starts[k] for k in keep], [ends[k] for k in keep]

@@ -37,6 +37,7 @@ class Paper:
     arxiv: str | None = None
     authors: tuple[Author, ...] = ()  # in byline order
     journal_ref: str | None = None  # an arXiv record's journal reference
+    given: str | None = None  # the abstract as the input gives it, when that is not `abstract` (white space single)
 
     @property
     def document(self) -> str:
@@ -145,6 +146,7 @@ class _Papers:
             arxiv=record.arxiv,
             authors=record.authors,
             journal_ref=record.journal_ref,
+            given=record.given if record.given != record.abstract else None,
         )
         self.by_text.setdefault(key, pid)
         for identity in _identities(record):

@@ -81,6 +81,7 @@ class Record:
     arxiv: str | None = None
     authors: tuple[Author, ...] = ()
     journal_ref: str | None = None
+    given: str | None = None  # the abstract as the file gives it, before white space is made single
 
 
 @dataclass

@@ -217,7 +217,7 @@ def _read_text(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], d
                 )
                 skipped["paragraph_without_text"] = skipped.get("paragraph_without_text", 0) + 1
                 continue
-            records.append(_Record(abstract, source, venue=venue, year=year, text=cleaned))
+            records.append(_Record(abstract, source, venue=venue, year=year, text=cleaned, given=piece))
     return records, notes, skipped
 
 
@@ -229,8 +229,8 @@ def _record_from_mapping(name: str, row: int, data: object, warnings: list[Diagn
         notes.skip(where, "not a JSON object with an 'abstract' field; row skipped, fix it and rebuild", "malformed_row")
         return None
     lowered = {str(k).strip().lower(): v for k, v in data.items()}
-    abstract = lowered.get("abstract")
-    abstract = notes.abstract_field(where, abstract, unit="row")
+    given = lowered.get("abstract")
+    abstract = notes.abstract_field(where, given, unit="row")
     if abstract is None:
         return None
     year = lowered.get("year")
@@ -255,6 +255,7 @@ def _record_from_mapping(name: str, row: int, data: object, warnings: list[Diagn
     return _Record(
         abstract,
         Source(name, row=row),
+        given=given,
         title=text_field("title"),
         venue=text_field("venue"),
         year=parsed_year,

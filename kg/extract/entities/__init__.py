@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["MAX_SENTENCE_WORDS", "Entity", "PaperEntities", "Relation", "find_entities", "load_entity_model"]
+__all__ = ["MAX_SENTENCE_WORDS", "Entity", "PaperEntities", "Relation", "entity_fingerprint", "find_entities", "load_entity_model"]
 
 # Sentences are cut into pieces of at most this many words before the model reads them: SciERC's
 # sentences are shorter, and relation pairs grow with the square of the entities in a sentence
@@ -47,6 +47,19 @@ class PaperEntities:
     entities: tuple[Entity, ...]
     relations: tuple[Relation, ...]
     sentences: tuple[tuple[int, int], ...] = ()
+
+
+# Raised when what the stage writes for the same weights changes (the cache keys depend on it).
+ENTITIES_VERSION = 1
+
+
+def entity_fingerprint() -> str:
+    """What an entity extraction depends on besides the text: the shipped weights (their recorded
+    sha256; `load_entity_model` checks the file against it), the sentence cut and `ENTITIES_VERSION`.
+    Raises `kg.errors.ModelError` when the weights or their record are missing or damaged."""
+    from .model import read_record, weights_path
+
+    return f"entities/{ENTITIES_VERSION}/{read_record(weights_path())['sha256']}/{MAX_SENTENCE_WORDS}"
 
 
 @lru_cache(maxsize=1)

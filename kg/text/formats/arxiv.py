@@ -56,8 +56,8 @@ def _record(item: object, source: Source, notes: Notes) -> Record | None:
     given_id = notes.field(where, "id", item.get("id") if isinstance(item.get("id"), str) else None)
     if given_id:
         where += f" (arXiv {given_id})"
-    abstract = item.get("abstract")
-    abstract = notes.abstract_field(where, abstract, unit="row")
+    given = item.get("abstract")
+    abstract = notes.abstract_field(where, given, unit="row")
     if abstract is None:
         return None
     if is_withdrawn(abstract):
@@ -79,6 +79,7 @@ def _record(item: object, source: Source, notes: Notes) -> Record | None:
         arxiv=found.arxiv,
         authors=_authors(item, where, notes),
         journal_ref=normalize_space(journal_ref) or None if journal_ref else None,
+        given=given,
     )
 
 

@@ -150,6 +150,7 @@ def _record(entry, source: Source, macros: _Macros, notes: Notes) -> Record | No
         doi=found.doi,
         arxiv=found.arxiv,
         authors=_authors(fields.get("author", ""), where, notes),
+        given=fields.get("abstract"),
     )
 
 

@@ -164,7 +164,7 @@ def _record(entry: dict, source: Source, flavour: _Flavour, notes: Notes) -> Rec
         notes.skip(where, f"no abstract (no {' or '.join(repr(t) for t in (('AB', 'N2') if flavour is RIS else ('AB',)))} line); "
                    "record skipped", "row_without_abstract")
         return None
-    abstract = notes.abstract(where, abstract, unit="record")
+    given, abstract = abstract, notes.abstract(where, abstract, unit="record")
     if abstract is None:
         return None
     year = None
@@ -186,6 +186,7 @@ def _record(entry: dict, source: Source, flavour: _Flavour, notes: Notes) -> Rec
         doi=found.doi,
         arxiv=found.arxiv,
         authors=_authors(_first(entry, flavour.authors), where, notes),
+        given=given,
     )
 
 
