@@ -90,7 +90,7 @@ def test_cached_entities_are_not_computed_again_and_no_entities_removes_them(tmp
     out = tmp_path / "out"
     kg.build([source], out, embedder=hash_embedder, nlp=nlp, store=False)
     before = (out / "entities.jsonl").read_bytes()
-    import kg.scale.executor as executor
+    from kg.scale import executor
 
     def refuse(*args, **kwargs):
         raise AssertionError("entities computed again")
