@@ -187,7 +187,8 @@ def test_files_written_one_at_a_time_are_the_bytes_of_the_in_memory_renderers(tm
     for name, data in rdf_files(result.graph, base=base).items():
         assert written[name] == data, name
     records = [json.loads(line) for line in written["keyphrases.jsonl"].decode("utf-8").splitlines()]
-    rendered = render_outputs(result.graph, records=records, stats=result.stats, base=base)
+    entities = [json.loads(line) for line in written["entities.jsonl"].decode("utf-8").splitlines()]
+    rendered = render_outputs(result.graph, records=records, stats=result.stats, base=base, entities=entities)
     assert rendered == written
     manifest = json.loads((tmp_path / "out" / ".cache" / "manifest.json").read_text())
     assert {n: o["sha256"] for n, o in manifest["outputs"].items()} == {n: hashlib.sha256(d).hexdigest() for n, d in written.items()}
@@ -373,11 +374,13 @@ def test_the_store_process_imports_the_kg_this_process_runs(tmp_path):
 
 
 def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, nlp, monkeypatch):
-    """keyphrases.jsonl is written first, and then the map and every later stage read the graph
-    alone: the papers and their keyphrases are no longer held (the build's peak at scale)."""
+    """keyphrases.jsonl and entities.jsonl are written first, and then the map and every later stage
+    read the graph alone: the papers, their keyphrases and entities are no longer held (the build's
+    peak at scale)."""
     import gc
 
     import kg.pipeline.stages
+    from kg.extract.entities import PaperEntities
     from kg.extract.keyphrases import PaperKeyphrases
     from kg.text.sources import Paper, read_papers
 
@@ -391,7 +394,8 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
     def watched(G):
         gc.collect()
         seen["alive"] = [o for o in gc.get_objects() if type(o) is Paper and o.id in ids  # (type: no isinstance
-                         or type(o) is PaperKeyphrases and o.paper_id in ids]  # hook of other libraries' objects runs)
+                         or type(o) is PaperKeyphrases and o.paper_id in ids  # hook of other libraries' objects runs)
+                         or type(o) is PaperEntities]
         seen["staged"] = sorted(p.name.split(".")[1] for p in (tmp_path / "out").glob(".*.tmp"))
         add_map(G)
 
@@ -399,4 +403,4 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
     result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
     assert len(ids) == 4 and {json.loads(line)["id"] for line in (result.out / "keyphrases.jsonl").open()} == ids
     assert seen["alive"] == []
-    assert seen["staged"] == ["keyphrases"]
+    assert seen["staged"] == ["entities", "keyphrases"]

@@ -231,21 +231,23 @@ def signals_held(done: str):
         raise OutputsWritten(done)
 
 
-def emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> None:
+def emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, base: str, title: str = "kg",
+                 entities: list[dict] | None = None) -> None:
     """Write every output file of a build, one at a time, each to the binary file that
-    ``open_output(name)`` (a context manager) gives."""
+    ``open_output(name)`` (a context manager) gives (``entities.jsonl`` only with *entities*)."""
     from kg.rdf.write import write_rdf
 
     write_rdf(G, open_output, base=base)
-    emit_views(G, open_output, records=records, stats=stats, title=title)
+    emit_views(G, open_output, records=records, stats=stats, title=title, entities=entities)
 
 
-VIEW_FILES = ("graph.html", "keyphrases.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json")  # the outputs that are not RDF
+VIEW_FILES = ("graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json")  # the outputs that are not RDF
 
 
-def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stats: dict, title: str = "kg") -> None:
+def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stats: dict, title: str = "kg",
+               entities: Iterable[dict] | None = None) -> None:
     """Write the `VIEW_FILES` of a build, as `emit_outputs` does (``keyphrases.jsonl`` only with
-    *records*: a build writes it before the map, `_write`)."""
+    *records*, ``entities.jsonl`` only with *entities*: a build writes both before the map, `_write`)."""
     from kg.view.page import render_html
 
     with open_output("graph.html") as f:
@@ -253,6 +255,9 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
     if records is not None:
         with open_output("keyphrases.jsonl") as f:
             write_records(f, records)
+    if entities is not None:
+        with open_output("entities.jsonl") as f:
+            write_records(f, entities)
     with open_output("graph.json") as f:
         write_graph_json(G, f)
     with open_output("stats.json") as f:
@@ -265,9 +270,12 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
         write_vosviewer_json(G, f, title=title)
 
 
-def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg") -> dict[str, bytes]:
-    """The bytes of every output file of a build, by file name (`OUTPUT_FILES`)."""
+def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg",
+                   entities: list[dict] | None = None) -> dict[str, bytes]:
+    """The bytes of every output file of a build, by file name (`OUTPUT_FILES`; ``entities.jsonl``
+    only with *entities*, its records)."""
     from kg.rdf.write import in_memory
 
-    contents = in_memory(lambda open_output: emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title))
+    contents = in_memory(lambda open_output: emit_outputs(G, open_output, records=records, stats=stats, base=base, title=title,
+                                                          entities=entities))
     return {name: contents[name] for name in OUTPUT_FILES if name in contents}

@@ -376,7 +376,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
 
         types = type_concepts(index, typed)
     merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint, typed, types)
-    del report, papers, found, index  # held by *merged* alone, which `_write` releases
+    del report, papers, found, index, typed  # held by *merged* alone, which `_write` releases
     return _write(out, options, merged, lock=lock)
 
 
