@@ -32,6 +32,15 @@ kgv:mentionCount 2), none has it as subject.
 P1 has a GitHub URL (a code repository) and P3 an arXiv URL (a plain link).
 
 The map (`kg.graph.layout.add_map`, as the build runs it) places the 7 concepts two or more papers
+share and, to fill a small map, stochastic-zeroth-order-optimization (one paper; not
+language-model, none) in two clusters: 1 "memory efficiency / fine-tuning / zeroth-order
+optimization" (those three, large-language-model and optimization; the dominant cluster of P1, P3,
+P4 and P5) and 2 "stochastic zeroth-order optimization / stochastic gradient descent / federated
+learning" (those three; P2 and P6).
+
+Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
+
+======  ==========================================================  ===========================
 paper   authors                                                     identifiers
 ======  ==========================================================  ===========================
 P1      Ada Lovelace (ORCID 0000-0002-1825-0097), Alan Turing        DOI 10.5555/zo-llm.2024
@@ -45,16 +54,37 @@ P6      -                                                            -
 
 So five persons: Ada Lovelace (P1, P3), Alan Turing (P1, P2, P4), Grace Hopper (P2, P3),
 Katherine Johnson (P4, P5), A. Turing (P5).
-=======
-share and, to fill a small map, stochastic-zeroth-order-optimization (one paper; not
-language-model, none) in two clusters: 1 "memory efficiency / fine-tuning / zeroth-order
-optimization" (those three, large-language-model and optimization; the dominant cluster of P1, P3,
-P4 and P5) and 2 "stochastic zeroth-order optimization / stochastic gradient descent / federated
-learning" (those three; P2 and P6).
 
-Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
+Concept types and typed relations (`fixture_types`, a hand-written `ConceptTypes`, as
+`kg.concepts.entities.type_concepts` would give them from entity mentions):
 
-======  ==========================================================  ===================="""
+====================================  ========================  ==========================
+concept                               type votes                entity_type
+====================================  ========================  ==========================
+federated-learning                    Task 2, Method 1          Task
+fine-tuning                           Task 3                    Task
+large-language-model                  Method 2, Material 1      Method
+memory-efficiency                     Metric 2                  Metric
+optimization                          Method 1, Task 1          none (a tie)
+stochastic-gradient-descent           Method 3                  Method
+stochastic-zeroth-order-optimization  Method 1                  Method
+zeroth-order-optimization             Method 3                  Method
+====================================  ========================  ==========================
+
+=====================================================================  ==============================
+relation (head TYPE tail)                                              evidence (paper: score)
+=====================================================================  ==============================
+zeroth-order-optimization USED-FOR fine-tuning                         P1 0.91, P4 0.74 (support 2)
+stochastic-zeroth-order-optimization USED-FOR federated-learning       P2 0.88
+stochastic-gradient-descent USED-FOR optimization                      P3 0.83
+stochastic-gradient-descent USED-FOR large-language-model              P3 0.67
+memory-efficiency EVALUATE-FOR zeroth-order-optimization               P1 0.62
+memory-efficiency EVALUATE-FOR fine-tuning                             P5 0.58
+stochastic-gradient-descent COMPARE stochastic-zeroth-order-optimization  P2 0.95 (symmetric)
+stochastic-zeroth-order-optimization HYPONYM-OF zeroth-order-optimization P2 0.70
+=====================================================================  ==============================
+
+Each evidence sentence is a sentence of the paper's abstract (P1's second, P3's first, the others' whole first)."""
 
 from __future__ import annotations
 
@@ -69,7 +99,7 @@ from kg.rdf.vocabulary import DEFAULT_BASE
 from kg.text.records import Author
 from kg.text.sources import Paper, Source
 
-__all__ = ["fixture_graph", "fixture_types", "P1", "P2", "P3", "P4", "P5", "P6", "MODEL", "MODEL_SHA256", "ADA", "GRACE"]
+__all__ = ["ADA", "GRACE", "MODEL", "MODEL_SHA256", "P1", "P2", "P3", "P4", "P5", "P6", "fixture_graph", "fixture_types"]
 
 P1, P2, P3, P4, P5, P6 = (f"p{i}{'0' * 14}" for i in range(1, 7))  # "p" + 15 hex digits, as kg makes them
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -169,6 +199,9 @@ _VOTES = {"federated-learning": {"Method": 1, "Task": 2}, "fine-tuning": {"Task"
           "optimization": {"Method": 1, "Task": 1}, "stochastic-gradient-descent": {"Method": 3},
           "stochastic-zeroth-order-optimization": {"Method": 1}, "zeroth-order-optimization": {"Method": 3}}
 
+_P3_FIRST = ("We prove convergence rates of stochastic gradient descent for non-convex optimization and train large "
+             "language models with it.")  # P3's first sentence
+
 # (head, type, tail, [(paper, the stating sentence of its abstract, score)]); COMPARE's head is the lesser id
 _RELATIONS = [
     ("memory-efficiency", "EVALUATE-FOR", "fine-tuning",
@@ -178,11 +211,9 @@ _RELATIONS = [
     ("stochastic-gradient-descent", "COMPARE", "stochastic-zeroth-order-optimization",
      [(P2, _PAPERS[P2][7], 0.95)]),
     ("stochastic-gradient-descent", "USED-FOR", "large-language-model",
-     [(P3, "We prove convergence rates of stochastic gradient descent for non-convex optimization and train large "
-           "language models with it.", 0.67)]),
+     [(P3, _P3_FIRST, 0.67)]),
     ("stochastic-gradient-descent", "USED-FOR", "optimization",
-     [(P3, "We prove convergence rates of stochastic gradient descent for non-convex optimization and train large "
-           "language models with it.", 0.83)]),
+     [(P3, _P3_FIRST, 0.83)]),
     ("stochastic-zeroth-order-optimization", "HYPONYM-OF", "zeroth-order-optimization", [(P2, _PAPERS[P2][7], 0.7)]),
     ("stochastic-zeroth-order-optimization", "USED-FOR", "federated-learning", [(P2, _PAPERS[P2][7], 0.88)]),
     ("zeroth-order-optimization", "USED-FOR", "fine-tuning",
