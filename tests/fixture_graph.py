@@ -32,6 +32,15 @@ kgv:mentionCount 2), none has it as subject.
 P1 has a GitHub URL (a code repository) and P3 an arXiv URL (a plain link).
 
 The map (`kg.graph.layout.add_map`, as the build runs it) places the 7 concepts two or more papers
+share and, to fill a small map, stochastic-zeroth-order-optimization (one paper; not
+language-model, none) in two clusters: 1 "memory efficiency / fine-tuning / zeroth-order
+optimization" (those three, large-language-model and optimization; the dominant cluster of P1, P3,
+P4 and P5) and 2 "stochastic zeroth-order optimization / stochastic gradient descent / federated
+learning" (those three; P2 and P6).
+
+Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
+
+======  ==========================================================  ===========================
 paper   authors                                                     identifiers
 ======  ==========================================================  ===========================
 P1      Ada Lovelace (ORCID 0000-0002-1825-0097), Alan Turing        DOI 10.5555/zo-llm.2024
@@ -45,21 +54,43 @@ P6      -                                                            -
 
 So five persons: Ada Lovelace (P1, P3), Alan Turing (P1, P2, P4), Grace Hopper (P2, P3),
 Katherine Johnson (P4, P5), A. Turing (P5).
-=======
-share and, to fill a small map, stochastic-zeroth-order-optimization (one paper; not
-language-model, none) in two clusters: 1 "memory efficiency / fine-tuning / zeroth-order
-optimization" (those three, large-language-model and optimization; the dominant cluster of P1, P3,
-P4 and P5) and 2 "stochastic zeroth-order optimization / stochastic gradient descent / federated
-learning" (those three; P2 and P6).
 
-Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
+Concept types and typed relations (`fixture_types`, a hand-written `ConceptTypes`, as
+`kg.concepts.entities.type_concepts` would give them from entity mentions):
 
-======  ==========================================================  ===================="""
+====================================  ========================  ==========================
+concept                               type votes                entity_type
+====================================  ========================  ==========================
+federated-learning                    Task 2, Method 1          Task
+fine-tuning                           Task 3                    Task
+large-language-model                  Method 2, Material 1      Method
+memory-efficiency                     Metric 2                  Metric
+optimization                          Method 1, Task 1          none (a tie)
+stochastic-gradient-descent           Method 3                  Method
+stochastic-zeroth-order-optimization  Method 1                  Method
+zeroth-order-optimization             Method 3                  Method
+====================================  ========================  ==========================
+
+=====================================================================  ==============================
+relation (head TYPE tail)                                              evidence (paper: score)
+=====================================================================  ==============================
+zeroth-order-optimization USED-FOR fine-tuning                         P1 0.91, P4 0.74 (support 2)
+stochastic-zeroth-order-optimization USED-FOR federated-learning       P2 0.88
+stochastic-gradient-descent USED-FOR optimization                      P3 0.83
+stochastic-gradient-descent USED-FOR large-language-model              P3 0.67
+memory-efficiency EVALUATE-FOR zeroth-order-optimization               P1 0.62
+memory-efficiency EVALUATE-FOR fine-tuning                             P5 0.58
+stochastic-gradient-descent COMPARE stochastic-zeroth-order-optimization  P2 0.95 (symmetric)
+stochastic-zeroth-order-optimization HYPONYM-OF zeroth-order-optimization P2 0.70
+=====================================================================  ==============================
+
+Each evidence sentence is a sentence of the paper's abstract (P1's second, P3's first, the others' whole first)."""
 
 from __future__ import annotations
 
 import networkx as nx
 
+from kg.concepts.entities import ConceptTypes, Evidence, TypedRelation
 from kg.concepts.model import Concept, ConceptIndex
 from kg.extract.keyphrases import Keyphrase, PaperKeyphrases
 from kg.graph.build import build_graph
@@ -68,7 +99,7 @@ from kg.rdf.vocabulary import DEFAULT_BASE
 from kg.text.records import Author
 from kg.text.sources import Paper, Source
 
-__all__ = ["fixture_graph", "P1", "P2", "P3", "P4", "P5", "P6", "MODEL", "MODEL_SHA256", "ADA", "GRACE"]
+__all__ = ["ADA", "GRACE", "MODEL", "MODEL_SHA256", "P1", "P2", "P3", "P4", "P5", "P6", "fixture_graph", "fixture_types"]
 
 P1, P2, P3, P4, P5, P6 = (f"p{i}{'0' * 14}" for i in range(1, 7))  # "p" + 15 hex digits, as kg makes them
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -162,8 +193,50 @@ _SPECIFICITY = {"federated-learning": 0.81, "fine-tuning": 0.62, "language-model
                 "stochastic-zeroth-order-optimization": 0.9, "zeroth-order-optimization": 0.85}
 
 
-def fixture_graph() -> nx.Graph:
-    """The fixture graph: 6 papers, 10 concepts (one generic), 2 venues (see the module docstring)."""
+# concept id: {type: mentions} (kg.concepts.entities.type_concepts' votes); optimization's tie elects no type
+_VOTES = {"federated-learning": {"Method": 1, "Task": 2}, "fine-tuning": {"Task": 3},
+          "large-language-model": {"Material": 1, "Method": 2}, "memory-efficiency": {"Metric": 2},
+          "optimization": {"Method": 1, "Task": 1}, "stochastic-gradient-descent": {"Method": 3},
+          "stochastic-zeroth-order-optimization": {"Method": 1}, "zeroth-order-optimization": {"Method": 3}}
+
+_P3_FIRST = ("We prove convergence rates of stochastic gradient descent for non-convex optimization and train large "
+             "language models with it.")  # P3's first sentence
+
+# (head, type, tail, [(paper, the stating sentence of its abstract, score)]); COMPARE's head is the lesser id
+_RELATIONS = [
+    ("memory-efficiency", "EVALUATE-FOR", "fine-tuning",
+     [(P5, "Memory efficiency matters for fine tuning; we trade optimization accuracy for memory.", 0.58)]),
+    ("memory-efficiency", "EVALUATE-FOR", "zeroth-order-optimization",
+     [(P1, "We fine-tune LLMs with zeroth-order optimization and cut the memory footprint.", 0.62)]),
+    ("stochastic-gradient-descent", "COMPARE", "stochastic-zeroth-order-optimization",
+     [(P2, _PAPERS[P2][7], 0.95)]),
+    ("stochastic-gradient-descent", "USED-FOR", "large-language-model",
+     [(P3, _P3_FIRST, 0.67)]),
+    ("stochastic-gradient-descent", "USED-FOR", "optimization",
+     [(P3, _P3_FIRST, 0.83)]),
+    ("stochastic-zeroth-order-optimization", "HYPONYM-OF", "zeroth-order-optimization", [(P2, _PAPERS[P2][7], 0.7)]),
+    ("stochastic-zeroth-order-optimization", "USED-FOR", "federated-learning", [(P2, _PAPERS[P2][7], 0.88)]),
+    ("zeroth-order-optimization", "USED-FOR", "fine-tuning",
+     [(P1, "We fine-tune LLMs with zeroth-order optimization and cut the memory footprint.", 0.91),
+      (P4, _PAPERS[P4][7], 0.74)]),
+]
+
+
+def _evidence(pid: str, sentence: str, score: float) -> Evidence:
+    """The evidence of *pid* stating a relation in *sentence*, a slice of its abstract."""
+    start = _PAPERS[pid][7].index(sentence)
+    return Evidence(pid, start, start + len(sentence), score)
+
+
+def fixture_types() -> ConceptTypes:
+    """The fixture's concept types and typed relations (see the module docstring)."""
+    relations = tuple(TypedRelation(h, t, o, tuple(_evidence(*e) for e in found)) for h, t, o, found in _RELATIONS)
+    return ConceptTypes(_VOTES, relations)
+
+
+def fixture_graph(*, typed: bool = True) -> nx.Graph:
+    """The fixture graph: 6 papers, 10 concepts (one generic), 2 venues (see the module docstring);
+    with the concepts' types and typed relations unless not *typed*."""
     papers = [
         Paper(pid, abstract, abstract, title=title, venue=venue, year=year, source_id=source_id, urls=urls, sources=(source,),
               authors=_AUTHORS[pid][0], doi=_AUTHORS[pid][1], arxiv=_AUTHORS[pid][2])
@@ -189,7 +262,7 @@ def fixture_graph() -> nx.Graph:
         "kg_version": "0.1.0",
     }
     labels = {pid: d[0] for pid, d in _PAPERS.items()}
-    G = build_graph(papers, keyphrases, ConceptIndex(concepts, assignment), labels, metadata=metadata)
+    G = build_graph(papers, keyphrases, ConceptIndex(concepts, assignment), labels, metadata=metadata, types=fixture_types() if typed else None)
     add_map(G)  # as the build does: clusters and positions
     return G
 

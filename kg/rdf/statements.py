@@ -26,9 +26,12 @@ from rdflib.namespace import DCTERMS, PROV, SDO, SKOS
 
 from kg.rdf.terms import Group, Terms
 from kg.rdf.vocabulary import (
+    CONCEPT_CLASSES,
     DEFAULT_BASE,
     KGV,
     LINK_BLOCK,
+    RELATION_PREDICATES,
+    SYMMETRIC_PREDICATES,
     VENUE_RANKS,
     check_base,
     is_code_link,
@@ -77,7 +80,8 @@ _KGV = ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank", "p
         "sourceId", "settings", "sha256", "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
         "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount", "word", "text", "specificity",
         "generic", "mentionCount", "Authorship", "work", "person", "position", "journalRef", "LinkBlock", "blockOf", "firstPlace", "link", "labelOrder",
-        "cluster", "clusterRank", "clusterPaperCount")
+        "cluster", "clusterRank", "clusterPaperCount", *CONCEPT_CLASSES, "TypeVote", "typeVote", "entityType", "TypedRelation",
+        "RelationEvidence", "support", "evidence", "sentence", *RELATION_PREDICATES.values())
 
 
 class _Vocab:
@@ -104,6 +108,9 @@ class _Vocab:
         self.about_venue_concept = (rdf_type, kgv["venue"], kgv["concept"], kgv["venuePaperCount"], kgv["rank"])
         self.about_authorship = (rdf_type, kgv["work"], kgv["person"], kgv["position"], self.sdo["name"])
         self.about_block = (rdf_type, kgv["blockOf"], kgv["firstPlace"])
+        self.about_vote = (rdf_type, kgv["concept"], kgv["entityType"], kgv["mentionCount"])
+        self.rdf = {name: N(str(RDF[name])) for name in ("Statement", "subject", "predicate", "object")}
+        self.subclass_of = N(str(RDFS.subClassOf))
         self.word_iris: dict[str, str] = {}
         self._node_iris: dict[str, str] = {}
         self._integers: dict[int, str] = {}
@@ -184,6 +191,7 @@ class _Nodes:
     authors_of: dict
     scheme: str
     activity: str
+    symmetric_in: dict[str, list[tuple[str, str]]]  # concept -> (predicate name, head) of the symmetric relations it is the tail of
 
 
 SLICE = 2000  # statement groups the RDF writers take at a time (a paper's and its links' are ~30)
@@ -201,6 +209,8 @@ class Statements:
         self._G = G
         self._v = v = _Vocab(base)
         self._provenance, scheme, activity = _provenance_groups(v, G.graph)
+        if any("type_votes" in d or "relations" in d for _, d in G.nodes(data=True)):
+            self._provenance += _class_groups(v)
         v.terms.keep()  # the predicates, classes, scheme and activity: in every slice
         self._nodes = _nodes(G, v, scheme=scheme, activity=activity)
 
@@ -261,6 +271,25 @@ def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[Group], str, str]:
     return groups, scheme, activity
 
 
+def _class_groups(v: _Vocab) -> list[Group]:
+    """The concept types as classes, each ``rdfs:subClassOf skos:Concept`` with its name: stated
+    once, in a graph that has typed concepts."""
+    return [_group(v.kgv[name], [(v.subclass_of, v.skos["Concept"]), (v.label, v.text(name))]) for name in CONCEPT_CLASSES]
+
+
+def _symmetric_in(data: dict, kinds: dict) -> dict[str, list[tuple[str, str]]]:
+    """Each concept's symmetric relations (COMPARE, CONJUNCTION) that another concept holds
+    (stored once, on the head): the tail states them too."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for node, kind in kinds.items():
+        if kind == "concept":
+            for r in data[node].get("relations", ()):
+                name = RELATION_PREDICATES[r["type"]]
+                if name in SYMMETRIC_PREDICATES:
+                    found.setdefault(r["object"], []).append((name, node))
+    return {node: sorted(pairs) for node, pairs in found.items()}
+
+
 def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
     """The `_Nodes` of *G*."""
     from kg.graph.people import people
@@ -285,7 +314,7 @@ def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
     persons, authors_of = people(G)
     links = _ConceptLinks(data, adj, kinds, ancestry(G), v.iri_of)
     return _Nodes(data, adj, kinds, broader, edges_of, concepts_of, links,
-                  _label_order(kinds, data, v.iri_of), persons, authors_of, scheme, activity)
+                  _label_order(kinds, data, v.iri_of), persons, authors_of, scheme, activity, _symmetric_in(data, kinds))
 
 
 def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
@@ -330,7 +359,10 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
 def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     """A concept's statements, then the evidence of each skos:related pair it is the first of."""
     d, s, skos, kgv, text, integer = nodes.data[node], v.iri_of(node), v.skos, v.kgv, v.text, v.integer
-    about = [(v.rdf_type, skos["Concept"]), (skos["inScheme"], nodes.scheme), (skos["prefLabel"], v.tagged(d["label"], "en"))]
+    about = [(v.rdf_type, skos["Concept"])]
+    if d.get("entity_type"):
+        about.append((v.rdf_type, kgv[d["entity_type"]]))
+    about += [(skos["inScheme"], nodes.scheme), (skos["prefLabel"], v.tagged(d["label"], "en"))]
     about += [(skos["altLabel"], v.tagged(alt, "en")) for alt in d.get("alt_labels", [])]
     # A label with capitals also gives its lowercase form (Unicode, as SPARQL's LCASE), so
     # that a case-insensitive lookup is an index lookup: LCASE(text)@en among the labels
@@ -354,8 +386,9 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
         about.append((kgv["clusterRank"], integer(d["cluster_rank"])))
     about += v.words(d["label"], *d.get("alt_labels", []))
     about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
+    typed, typed_groups = _typed_groups(v, nodes, node)
     held, blocks = _block_groups(v, node, links)
-    groups = [_group(s, dict.fromkeys(about + held)), *blocks]
+    groups = [_group(s, dict.fromkeys(about + typed + held)), *blocks, *typed_groups]
     for other, e in related:  # the evidence of each skos:related pair, once
         if node < other:
             groups.append((v.N(f"{v.base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), v.about_relation, (
@@ -383,6 +416,46 @@ def _venue_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
         groups.append((v.N(f"{v.base}venue-concept/{node.partition(':')[2]}/{c.partition(':')[2]}"), v.about_venue_concept, (
             kgv["VenueConcept"], s, v.iri_of(c), integer(counts[c]), integer(rank))))
     return groups
+
+
+def _typed_groups(v: _Vocab, nodes: _Nodes, node: str) -> tuple[list[tuple[str, str]], list[Group]]:
+    """A typed concept's statements (about): a ``kgv:typeVote`` to each of its votes, a direct
+    triple to each concept it relates to (and from each symmetric relation it is the tail of);
+    and the groups of its votes (``kgv:TypeVote``) and of the relations it is the head of, each
+    a qualified statement (``rdf:Statement``, ``kgv:TypedRelation``) with its evidence."""
+    d, kgv, local = nodes.data[node], v.kgv, node.partition(":")[2]
+    about, groups = [], []
+    for kind, count in sorted(d.get("type_votes", {}).items()):
+        vote = v.N(f"{v.base}type-vote/{local}/{kind}")
+        about.append((kgv["typeVote"], vote))
+        groups.append((vote, v.about_vote, (kgv["TypeVote"], v.iri_of(node), kgv[kind], v.integer(count))))
+    relations = sorted(d.get("relations", ()), key=lambda r: (RELATION_PREDICATES[r["type"]], r["object"]))
+    about += [(kgv[RELATION_PREDICATES[r["type"]]], v.iri_of(r["object"])) for r in relations]
+    about += [(kgv[name], v.iri_of(head)) for name, head in nodes.symmetric_in.get(node, ())]
+    for r in relations:
+        groups += _relation_groups(v, nodes, node, r)
+    return about, groups
+
+
+def _relation_groups(v: _Vocab, nodes: _Nodes, node: str, r: dict) -> list[Group]:
+    """*node*'s relation *r* as a qualified statement ``kg:statement/<head>/<predicate>/<tail>``:
+    its subject, predicate and object, support (papers) and best score, and its evidence
+    (``.../<paper id>``): each paper's sentence (sliced from its abstract) and score."""
+    kgv, rdf, name = v.kgv, v.rdf, RELATION_PREDICATES[r["type"]]
+    iri = f"{v.base}statement/{node.partition(':')[2]}/{name}/{r['object'].partition(':')[2]}"
+    evidence = []
+    for e in sorted(r["evidence"], key=itemgetter("paper")):
+        about = [(v.rdf_type, kgv["RelationEvidence"]), (v.rdf_type, v.prov["Entity"]), (kgv["paper"], v.iri_of(e["paper"])),
+                 (kgv["score"], v.decimal(e["score"]))]
+        sentence = nodes.data.get(e["paper"], {}).get("abstract", "")[e["start"]:e["end"]]
+        if sentence.strip():
+            about.append((kgv["sentence"], v.text(sentence)))
+        evidence.append(_group(v.N(f"{iri}/{e['paper'].partition(':')[2]}"), about))
+    about = [(v.rdf_type, rdf["Statement"]), (v.rdf_type, kgv["TypedRelation"]), (rdf["subject"], v.iri_of(node)),
+             (rdf["predicate"], kgv[name]), (rdf["object"], v.iri_of(r["object"])), (kgv["support"], v.integer(r["papers"])),
+             (kgv["score"], v.decimal(r["score"]))]
+    about += [(kgv["evidence"], s) for s, _, _ in evidence]
+    return [_group(v.N(iri), about), *evidence]
 
 
 class _ConceptLinks:

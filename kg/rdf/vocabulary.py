@@ -15,6 +15,11 @@ from kg.text.chars import encodable
 DEFAULT_BASE = "https://example.org/kg/"
 VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
 LINK_BLOCK = 100  # the links of a concept's kgv:LinkBlock (a page of papers-of-concept reads the blocks that reach it)
+# The classes of typed concepts (kg.concepts.entities.CONCEPT_TYPES), and each relation type's predicate
+CONCEPT_CLASSES = ("Task", "Method", "Dataset", "Metric", "Material", "OtherScientificTerm")
+RELATION_PREDICATES = {"USED-FOR": "usedFor", "EVALUATE-FOR": "evaluatedFor", "FEATURE-OF": "featureOf", "PART-OF": "partOf",
+                       "HYPONYM-OF": "hyponymOf", "COMPARE": "comparedWith", "CONJUNCTION": "conjunctionWith"}
+SYMMETRIC_PREDICATES = frozenset({"comparedWith", "conjunctionWith"})  # stated both ways between the concepts
 CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net", "gitee.com")
 
 
@@ -64,6 +69,28 @@ class KGV(DefinedNamespace):
     cluster: URIRef
     clusterRank: URIRef
     clusterPaperCount: URIRef
+    # concept types (each rdfs:subClassOf skos:Concept), their votes, and typed relations
+    Task: URIRef
+    Method: URIRef
+    Dataset: URIRef
+    Metric: URIRef
+    Material: URIRef
+    OtherScientificTerm: URIRef
+    TypeVote: URIRef
+    typeVote: URIRef
+    entityType: URIRef
+    TypedRelation: URIRef
+    RelationEvidence: URIRef
+    support: URIRef
+    evidence: URIRef
+    sentence: URIRef
+    usedFor: URIRef
+    evaluatedFor: URIRef
+    featureOf: URIRef
+    partOf: URIRef
+    hyponymOf: URIRef
+    comparedWith: URIRef
+    conjunctionWith: URIRef
 
 
 def check_base(base: str) -> str:

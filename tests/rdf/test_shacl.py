@@ -296,3 +296,48 @@ def test_negative_scores_are_allowed(rdf, shapes):
     scores = {float(o) for o in rdf.objects(None, KGV.score)}
     assert min(scores) < 0
     assert all(o.datatype == XSD.decimal for o in rdf.objects(None, KGV.score))
+
+
+# --------------------------------------------------------------------------- concept types and typed relations
+
+ZOO_FT = KG["statement/zeroth-order-optimization/usedFor/fine-tuning"]  # support 2 (P1, P4), score 0.91
+ZOO_FT_P1 = KG[f"statement/zeroth-order-optimization/usedFor/fine-tuning/{P1}"]
+SGD = concept("stochastic-gradient-descent")
+VOTE_FT = KG["type-vote/fine-tuning/Task"]  # fine-tuning: 3 Task mentions, a kgv:Task
+
+TYPED_BREAKAGES = [
+    ("relation-without-subject", lambda g: g.remove((ZOO_FT, RDF.subject, None)), "exactly one rdf:subject"),
+    ("relation-support-string", lambda g: _set(g, ZOO_FT, KGV.support, Literal("2")), "kgv:support, an xsd:integer"),
+    ("relation-support-wrong", lambda g: _set(g, ZOO_FT, KGV.support, Literal(3)), "kgv:support 3 and kgv:score 0.91 but 2 evidence"),
+    ("relation-score-not-best", lambda g: _set(g, ZOO_FT, KGV.score, Literal(Decimal("0.74"))), "best score 0.91"),
+    ("relation-score-double", lambda g: _set(g, ZOO_FT, KGV.score, Literal(0.91)), "kgv:score, an xsd:decimal in [0, 1] (its best"),
+    ("relation-bad-predicate", lambda g: _set(g, ZOO_FT, RDF.predicate, SKOS.related), "one of kg's relation predicates"),
+    ("relation-without-direct-triple", lambda g: g.remove((ZOO, KGV.usedFor, FT)), "its direct triple"),
+    ("relation-not-statement", lambda g: g.remove((ZOO_FT, RDF.type, RDF.Statement)), "Statement"),
+    ("relation-without-evidence", lambda g: g.remove((ZOO_FT, KGV.evidence, None)), "one kgv:evidence or more"),
+    ("evidence-without-paper", lambda g: g.remove((ZOO_FT_P1, KGV.paper, None)), "exactly one kgv:paper, a schema:ScholarlyArticle"),
+    ("evidence-empty-sentence", lambda g: _set(g, ZOO_FT_P1, KGV.sentence, Literal("")), "a non-empty string"),
+    ("evidence-orphan", lambda g: g.remove((None, KGV.evidence, ZOO_FT_P1)), "the kgv:evidence of exactly one"),
+    ("support-on-concept", lambda g: g.add((FT, KGV.support, Literal(1))), "only a kgv:TypedRelation has kgv:support"),
+    ("vote-count-string", lambda g: _set(g, VOTE_FT, KGV.mentionCount, Literal("3")), "kgv:mentionCount, an xsd:integer >= 1"),
+    ("vote-unknown-type", lambda g: _set(g, VOTE_FT, KGV.entityType, KGV.TypedRelation), "one of kg's concept types"),
+    ("vote-unlinked", lambda g: g.remove((FT, KGV.typeVote, VOTE_FT)), "the kgv:typeVote of exactly its kgv:concept"),
+    ("type-not-elected", lambda g: g.add((OPT, RDF.type, KGV.Task)), "concept https://example.org/kg/concept/optimization is a"),
+    ("two-types", lambda g: g.add((FT, RDF.type, KGV.Method)), "at most one concept type"),
+    ("type-not-subclass", lambda g: g.remove((KGV.Task, None, None)), "rdfs:subClassOf skos:Concept"),
+]
+
+
+def test_typed_fixture_conforms(rdf, shapes):
+    """The fixture's typed concepts, votes and typed relations are there, and the graph conforms."""
+    assert (FT, RDF.type, KGV.Task) in rdf and (OPT, RDF.type, SKOS.Concept) in rdf
+    assert not set(rdf.objects(OPT, RDF.type)) - {SKOS.Concept}  # a tie: no type
+    assert (SGD, KGV.comparedWith, SZOO) in rdf and (SZOO, KGV.comparedWith, SGD) in rdf
+    assert rdf.value(ZOO_FT, KGV.support) == Literal(2) and rdf.value(ZOO_FT, KGV.support).datatype == XSD.integer
+    conforms, text = validate(rdf, shapes)
+    assert conforms, text
+
+
+@pytest.mark.parametrize("mutate,expected", [pytest.param(m, e, id=i) for i, m, e in TYPED_BREAKAGES])
+def test_typed_breakage_is_caught(rdf, shapes, mutate, expected):
+    _assert_caught(rdf, shapes, mutate, expected)

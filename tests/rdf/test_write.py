@@ -69,3 +69,37 @@ def test_the_rdf_files_parse_whatever_the_text(text):
     titles = {t.object.value for t in parsed["graph.nt"] if t.predicate.value == "https://schema.org/headline"}
     assert encodable(text) in titles
     assert len(parsed["graph.nt"]) == len(parsed["graph.ttl"]) == len(parsed["graph.jsonld"])
+
+
+def test_types_only_add_their_own_triples():
+    """A graph without concept types gives the triples it gave before types existed; the types add
+    triples of their own subjects (classes, votes, statements, evidence) or predicates only."""
+    from fixture_graph import fixture_graph
+    from rdflib import RDF, RDFS, URIRef
+
+    from kg.rdf.statements import to_rdf
+    from kg.rdf.vocabulary import CONCEPT_CLASSES, KGV, RELATION_PREDICATES
+
+    plain, typed = set(to_rdf(fixture_graph(typed=False))), set(to_rdf(fixture_graph()))
+    assert plain < typed
+    new_subjects = ("/type-vote/", "/statement/", str(KGV._NS))
+    new_predicates = {KGV.typeVote, *(KGV[p] for p in RELATION_PREDICATES.values())}
+    classes = {KGV[c] for c in CONCEPT_CLASSES}
+    for s, p, o in typed - plain:
+        assert any(x in str(s) for x in new_subjects) or p in new_predicates or (p == RDF.type and o in classes), (s, p, o)
+    assert not any(p == RDFS.subClassOf or isinstance(o, URIRef) and o in classes for _, p, o in plain)
+
+
+def test_relation_evidence_is_a_sentence_of_the_abstract():
+    from fixture_graph import P1, fixture_graph
+    from rdflib import Namespace
+
+    from kg.rdf.statements import to_rdf
+    from kg.rdf.vocabulary import DEFAULT_BASE, KGV
+
+    G = fixture_graph()
+    kg = Namespace(DEFAULT_BASE)
+    evidence = kg[f"statement/zeroth-order-optimization/usedFor/fine-tuning/{P1}"]
+    sentence = str(to_rdf(G).value(evidence, KGV.sentence))
+    assert sentence == "We fine-tune LLMs with zeroth-order optimization and cut the memory footprint."
+    assert sentence in G.nodes[f"paper:{P1}"]["abstract"]

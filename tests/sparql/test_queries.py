@@ -155,6 +155,40 @@ CASES: dict[str, list[tuple[str, list[str]]]] = {
         ("none-related", ["label=optimization"]),                # co-occurs only once with each: no rows
         ("none", []),
     ],
+    # typed concepts and relations (fixture_graph's _VOTES and _RELATIONS)
+    "methods-for-task": [
+        ("label", ["label=Fine-Tuning"]),                        # zeroth-order optimization, 2 papers (P1, P4)
+        ("untyped-task", [concept("optimization")]),             # SGD; optimization's tie elects no type
+        ("min2", ["label=federated learning", "minSupport=2"]),  # its one method has 1 paper: no rows
+        ("none", []),
+    ],
+    "tasks-of-method": [
+        ("label", ["label=SGD"]),                                # optimization (0.83, no type), then LLM (0.67)
+        ("min2", ["label=zo optimization", "minSupport=2"]),     # fine-tuning, 2 papers
+        ("none", []),
+    ],
+    "datasets-of": [
+        ("task", ["label=fine-tuning"]),                         # memory efficiency directly, and via ZO optimization
+        ("method", [concept("zeroth-order-optimization")]),      # directly only
+        ("min2", ["label=fine-tuning", "minSupport=2"]),         # no evaluation has 2 papers
+        ("none", []),
+    ],
+    "compared-with": [
+        ("head", ["label=SGD"]),                                 # the statement's rdf:subject
+        ("tail", [concept("stochastic-zeroth-order-optimization")]),  # its rdf:object: the same statement
+        ("none", ["label=fine-tuning"]),
+    ],
+    "typed-concepts": [
+        ("default", []),                                         # every typed concept, by type
+        ("task", ["type=task"]),                                 # any case
+        ("min2", ["type=Method", "minSupport=2"]),
+        ("dataset", ["type=Dataset"]),                           # none in the fixture
+    ],
+    "tasks-per-venue-year": [
+        ("default", []),
+        ("venue", ["venue=ICLR"]),
+        ("min2", ["minSupport=2"]),                              # no task has 2 papers at one venue and year
+    ],
 }
 
 INJECTION = 'x" } ; DROP ALL ; SELECT * WHERE { ?s ?p ?o } #'
