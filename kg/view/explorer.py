@@ -4,7 +4,8 @@
   ``{"source": "server"}`` where graph.html carries its payload; the page then asks for
 * ``/api/map``: `map_json`, the payload of `kg.view.mapdata` without the abstracts (the map,
   every concept, paper and venue, for the page to draw, filter and search), and
-* ``/api/node?id=``: `node`, everything about one node, whole abstract included;
+* ``/api/node?id=``: `node`, everything about one node, whole abstract included (a concept's
+  type, its votes and its typed relations both ways, each with its best evidence sentences);
 * ``/api/search?q=``: `search`, nodes by any label, alias, title or id (for clients of the API;
   the page searches the payload it has, as graph.html does).
 
@@ -25,10 +26,26 @@ import networkx as nx
 from kg.text.chars import utf8
 from kg.view.mapdata import MapSettings
 
-__all__ = ["MAX_LISTED", "Explorer"]
+__all__ = ["MAX_EVIDENCE", "MAX_LISTED", "MAX_RELATED", "RELATION_GROUPS", "Explorer"]
 
 MAX_LISTED = 200  # papers listed for one concept or venue
+MAX_RELATED = 50  # concepts listed for one group of typed relations
+MAX_EVIDENCE = 3  # evidence sentences given for one typed relation
 _KIND_ORDER = {"concept": 0, "paper": 1, "venue": 2}
+# The groups of a concept's typed relations, in the panel's order: (key, words, relation type,
+# whether the concept is the relation's head). "A USED-FOR B": A is used for B, B uses A;
+# "A EVALUATE-FOR B": A (a dataset or metric) evaluates B, B is evaluated on A.
+RELATION_GROUPS = (
+    ("used_for", "used for", "USED-FOR", True), ("uses", "uses", "USED-FOR", False),
+    ("evaluated_on", "evaluated on", "EVALUATE-FOR", False), ("evaluates", "evaluates", "EVALUATE-FOR", True),
+    ("compared_with", "compared with", "COMPARE", True),
+    ("part_of", "part of", "PART-OF", True), ("parts", "parts", "PART-OF", False),
+    ("feature_of", "feature of", "FEATURE-OF", True), ("features", "features", "FEATURE-OF", False),
+    ("kind_of", "kind of", "HYPONYM-OF", True), ("kinds", "kinds", "HYPONYM-OF", False),
+    ("with", "with", "CONJUNCTION", True),
+)
+_SYMMETRIC = frozenset({"COMPARE", "CONJUNCTION"})
+_GROUP = {(t, head): key for key, _, t, head in RELATION_GROUPS}
 
 
 class Explorer:
@@ -61,6 +78,7 @@ class Explorer:
         for c in self.concepts:
             for b in G.nodes[c].get("broader") or []:
                 self._narrower[b].append(c)
+        self._typed = self._typed_index()
         self._index = self._search_index()
         self.summary = {"papers": len(self.papers), "concepts": len(self.concepts), "venues": len(self.venues)}
         self._page: bytes | None = None
@@ -77,6 +95,20 @@ class Explorer:
         if kind == "paper":
             return len(self._paper_concepts.get(n, ()))
         return len(self._venue_papers.get(n, ()))
+
+    def _typed_index(self) -> dict[str, list[tuple[str, str, dict]]]:
+        """Concept -> (group key, other concept, relation) for every typed relation it is the head
+        or the tail of (docs/model.md ``relations``): built once, so the reverse ones (from other
+        concepts' relations) need no scan per request."""
+        out: dict[str, list[tuple[str, str, dict]]] = defaultdict(list)
+        for c in self.concepts:
+            for r in self.G.nodes[c].get("relations") or []:
+                kind, other = r.get("type"), r.get("object")
+                if (kind, True) not in _GROUP or self.kind.get(other) != "concept":
+                    continue
+                out[c].append((_GROUP[kind, True], other, r))
+                out[other].append((_GROUP[kind, kind in _SYMMETRIC], c, r))  # a symmetric one reads the same both ways
+        return out
 
     def _search_index(self) -> list[tuple[str, str, str, str]]:
         """(lower-case key, node, field, text) for every label, alias and id."""
@@ -157,7 +189,7 @@ class Explorer:
                                                phrase=self.G.edges[n, p].get("phrase")) for p, s in found[:MAX_LISTED]],
                 "more": max(0, len(found) - MAX_LISTED),
                 "cluster": d.get("cluster"),
-            }
+            } | self._types(n)
         elif kind == "paper":
             out |= {
                 "title": d.get("title"), "abstract": str(d.get("abstract") or ""), "venue": d.get("venue"),
@@ -171,6 +203,42 @@ class Explorer:
             out |= {"papers": len(found), "paper_list": [self._paper_row(p) for p in found[:MAX_LISTED]],
                     "more": max(0, len(found) - MAX_LISTED)}
         return out
+
+
+    def _types(self, n: str) -> dict[str, Any]:
+        """A concept's type, its votes (most first) and its typed relations, grouped as
+        `RELATION_GROUPS` says (only the groups it has); nothing for a concept of no type."""
+        votes = self.G.nodes[n].get("type_votes") or {}
+        found = self._typed.get(n, [])
+        if not votes and not found:
+            return {}
+        groups = []
+        for key, words, _, _ in RELATION_GROUPS:
+            mine = sorted(((o, r) for k, o, r in found if k == key),
+                          key=lambda e: (-(e[1].get("papers") or 0), -_score(e[1]), self._label(e[0]).lower(), e[0]))
+            if mine:
+                groups.append({"key": key, "label": words, "more": max(0, len(mine) - MAX_RELATED),
+                               "items": [self._related_row(o, r) for o, r in mine[:MAX_RELATED]]})
+        return {"entity_type": self.G.nodes[n].get("entity_type"),
+                "type_votes": dict(sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))), "relations": groups}
+
+    def _related_row(self, other: str, r: dict) -> dict[str, Any]:
+        """One typed relation as the panel lists it: the other concept, its support, its best evidence."""
+        evidence = sorted(r.get("evidence") or [], key=lambda e: (-_score(e), str(e.get("paper"))))
+        return {"id": other, "label": self._label(other), "entity_type": self.G.nodes[other].get("entity_type"),
+                "papers": r.get("papers") or len(evidence), "score": _score(r),
+                "evidence": [self._evidence_row(e) for e in evidence[:MAX_EVIDENCE]]}
+
+    def _evidence_row(self, e: dict) -> dict[str, Any]:
+        """A paper stating a relation, with its sentence: the slice of its abstract, spaces squashed."""
+        p = e.get("paper")
+        known = self.kind.get(p) == "paper"
+        abstract = str(self.G.nodes[p].get("abstract") or "") if known else ""
+        start, end = e.get("start"), e.get("end")
+        ok = isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(abstract)
+        return {"paper": p if known else None, "label": self._label(p) if known else str(p), "score": _score(e),
+                "year": self.G.nodes[p].get("year") if known else None,
+                "sentence": " ".join(abstract[start:end].split()) if ok else None}
 
 
 def _score(d: dict) -> float:

@@ -10,6 +10,10 @@ at most `MAX_MAP_CONCEPTS` (``drawn``, with their places and clusters in ``place
 shared); the clusters; the papers at their own positions. Every concept, paper and venue is in
 the payload, whether drawn or not, so the page finds and explains any of them. Texts are plain
 strings: the page only ever shows them as text.
+
+Concept types (docs/model.md ``entity_type``), when any concept has one: ``types`` names them (in
+`CONCEPT_TYPES` order) and ``concepts.type`` gives each concept's index into it, -1 for none. A
+graph without types gives neither key, so its payload is what it was before types.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from kg.concepts.entities import CONCEPT_TYPES
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -66,7 +72,7 @@ def map_payload(G: nx.Graph, *, title: str = "kg", settings: MapSettings | None 
     clusters = _clusters(G.graph.get("clusters"), ci)
     known = {c["id"] for c in clusters}
     links, related = _cooccurrences(G, concepts, drawn, settings.max_links)
-    return {
+    payload = {
         "title": title,
         "base": _text(G.graph.get("base_iri") or ""),
         "concepts": _concept_columns(nodes, concepts, found),
@@ -79,6 +85,25 @@ def map_payload(G: nx.Graph, *, title: str = "kg", settings: MapSettings | None 
         "links": links,
         "related": related,
     }
+    _add_types(payload, nodes, concepts)
+    return payload
+
+
+def _add_types(payload: dict[str, Any], nodes, concepts: list[str]) -> None:
+    """``types`` and ``concepts.type`` (the module docstring), when any concept has a type."""
+    found = [_entity_type(nodes[c]) for c in concepts]
+    present = {t for t in found if t is not None}
+    if not present:
+        return
+    types = [t for t in CONCEPT_TYPES if t in present] + sorted(present - set(CONCEPT_TYPES))
+    ti = {t: i for i, t in enumerate(types)}
+    payload["types"] = types
+    payload["concepts"]["type"] = [-1 if t is None else ti[t] for t in found]
+
+
+def _entity_type(d: Mapping[str, Any]) -> str | None:
+    t = d.get("entity_type")
+    return t if isinstance(t, str) and t else None
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,15 @@
   var sources = {
     embedded: function (boot) {
       return {kind: "embedded", map: function () { return Promise.resolve(boot); },
-              abstract: function () { return Promise.resolve(""); }};
+              abstract: function () { return Promise.resolve(""); },
+              node: function () { return Promise.resolve(null); }};
     },
     server: function () {
       return {kind: "server", map: function () { return getJSON("/api/map"); },
               abstract: function (id) {
                 return getJSON("/api/node?id=" + encodeURIComponent(id)).then(function (d) { return d.abstract || ""; });
-              }};
+              },
+              node: function (id) { return getJSON("/api/node?id=" + encodeURIComponent(id)); }};
     }
   };
 

@@ -11,12 +11,18 @@
     "#f7b6d2", "#c49c94", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"];
   var VENUE_COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
   var NONE_COLOR = "#b8bcc2";
+  /* Concept types (payload.types): one colour each, far from the grey of "no type". */
+  var TYPE_COLORS = {Task: "#d62728", Method: "#1f77b4", Dataset: "#2ca02c", Metric: "#ff7f0e", Material: "#9467bd",
+    OtherScientificTerm: "#17becf"};
+  var OTHER_TYPE_COLORS = ["#8c564b", "#e377c2", "#bcbd22"];
+  var TYPE_NAMES = {OtherScientificTerm: "Other scientific term"};
   /* viridis at 9 stops: the colour scale of VOSviewer's overlay visualization */
   var VIRIDIS = [[68, 1, 84], [71, 44, 122], [59, 81, 139], [44, 113, 142], [33, 144, 141], [39, 173, 129],
     [92, 200, 99], [170, 220, 50], [253, 231, 37]];
 
   function finite(v) { return typeof v === "number" && isFinite(v); }
   function squash(text) { return String(text).toLowerCase().split(/\s+/).filter(Boolean).join(" "); }
+  function typeName(t) { return TYPE_NAMES[t] || t; }
   function plural(k, noun) { return k + " " + noun + (k === 1 ? "" : "s"); }
   function shorten(text, n) {
     text = String(text);
@@ -35,6 +41,9 @@
     this.C = C; this.P = P; this.V = payload.venues; this.clusters = payload.clusters;
     this.nC = C.id.length; this.nP = P.id.length; this.nV = this.V.id.length;
     this.drawn = payload.drawn; this.links = payload.links; this.related = payload.related;
+    /* each concept's type: an index into this.types, -1 for none (no types: no column) */
+    this.types = payload.types || [];
+    C.type = C.type || new Array(this.nC).fill(-1);
     this.onMap = new Uint8Array(this.nC);
     C.x = new Array(this.nC).fill(null); C.y = new Array(this.nC).fill(null); C.cluster = new Array(this.nC).fill(0);
     for (i = 0; i < this.drawn.length; i++) {
@@ -163,10 +172,28 @@
   };
 
   /* The default filter, and whether a filter is the default one. */
-  Model.prototype.noFilter = function () { return {venue: -1, yearFrom: null, yearTo: null, cluster: 0, minPapers: 1}; };
+  Model.prototype.noFilter = function () { return {venue: -1, yearFrom: null, yearTo: null, cluster: 0, minPapers: 1, type: -1}; };
   function isDefault(f) {
-    return f.venue < 0 && f.yearFrom === null && f.yearTo === null && !f.cluster && f.minPapers <= 1;
+    return f.venue < 0 && f.yearFrom === null && f.yearTo === null && !f.cluster && f.minPapers <= 1 && !(f.type >= 0);
   }
+
+  /* The colour of concept type t (a name), and the number of concepts of each type (the last: of none). */
+  Model.prototype.typeColor = function (t) {
+    var k = this.types.indexOf(t);
+    return TYPE_COLORS[t] || (k >= 0 ? OTHER_TYPE_COLORS[k % OTHER_TYPE_COLORS.length] : NONE_COLOR);
+  };
+  Model.prototype.typeCounts = function () {
+    var n = new Array(this.types.length + 1).fill(0), T = this.C.type;
+    for (var i = 0; i < this.nC; i++) n[T[i] >= 0 ? T[i] : this.types.length]++;
+    return n;
+  };
+
+  /* Whether paper i has a concept of type t (an index). */
+  Model.prototype._paperOfType = function (i, t) {
+    var l = this.P.concepts[i], T = this.C.type;
+    for (var k = 0; k < l.length; k += 2) if (T[l[k]] === t) return true;
+    return false;
+  };
 
   /* What a filter leaves: the papers in it, each concept's papers among them, and the drawn
      concepts that stay on the map, by rank (not generic first, then papers in the filter). */
@@ -192,12 +219,14 @@
     for (i = 0; i < this.drawn.length; i++) {
       var c = this.drawn[i];
       if (count[c] < min || (f.cluster && C.cluster[c] !== f.cluster)) continue;
+      if (f.type >= 0 && C.type[c] !== f.type) continue;
       if (!isDefault(f) && count[c] === 0) continue;
       shown.push(c); conceptOn[c] = 1;
     }
     if (!isDefault(f)) {
       shown.sort(function (a, b) { return C.generic[a] - C.generic[b] || count[b] - count[a] || a - b; });
       if (f.cluster) for (i = 0; i < nP; i++) if (P.cluster[i] !== f.cluster) paperOn[i] = 0;
+      if (f.type >= 0) for (i = 0; i < nP; i++) if (paperOn[i] && !this._paperOfType(i, f.type)) paperOn[i] = 0;
     }
     return {filter: f, paperOn: paperOn, count: count, conceptOn: conceptOn, ranked: shown, all: isDefault(f)};
   };
@@ -218,7 +247,8 @@
   }
 
   /* The colour of each drawn concept and each paper under one overlay, and its legend:
-     "cluster" (the default), "year" (mean publication year, viridis) or "venue". */
+     "cluster" (the default), "year" (mean publication year, viridis), "venue" or "type" (a
+     concept's type; papers have none). */
   Model.prototype.colors = function (mode) {
     var C = this.C, P = this.P, concept = new Array(this.nC), paper = new Array(this.nP), legend, i;
     if (mode === "year") {
@@ -245,6 +275,14 @@
       if (this.nV > shown) items.push({label: plural(this.nV - shown, "other venue"), color: NONE_COLOR});
       items.push({label: "no venue", color: NONE_COLOR});
       legend = {kind: "list", title: "Venue (a concept: the venue of most of its papers)", items: items};
+    } else if (mode === "type" && this.types.length) {
+      var self = this, T = C.type, counts = this.typeCounts();
+      for (i = 0; i < this.nC; i++) concept[i] = T[i] >= 0 ? this.typeColor(this.types[T[i]]) : NONE_COLOR;
+      paper.fill(NONE_COLOR);
+      legend = {kind: "list", title: "Concept type (voted by its mentions in the abstracts)", items: this.types.map(function (t, k) {
+        return {label: typeName(t), color: self.typeColor(t), count: counts[k], unit: "concept", type: k};
+      })};
+      legend.items.push({label: "no type", color: NONE_COLOR, count: counts[this.types.length], unit: "concept", type: -1});
     } else {
       var cc = function (id) { return id ? CLUSTER_COLORS[(id - 1) % CLUSTER_COLORS.length] : NONE_COLOR; };
       for (i = 0; i < this.nC; i++) concept[i] = cc(C.cluster[i]);
@@ -260,6 +298,6 @@
     }};
   };
 
-  kg.core = {Model: Model, shorten: shorten, plural: plural, squash: squash, finite: finite, SIDE: SIDE,
+  kg.core = {Model: Model, shorten: shorten, plural: plural, squash: squash, finite: finite, SIDE: SIDE, typeName: typeName,
              clusterColor: function (id) { return id ? CLUSTER_COLORS[(id - 1) % CLUSTER_COLORS.length] : NONE_COLOR; }};
 })(window.kg = window.kg || {});

@@ -70,6 +70,7 @@
         li.appendChild(name);
         if (item.count !== undefined) li.appendChild(el("span", String(item.count), "kg-muted kg-count"));
         if (item.cluster) li.setAttribute("data-cluster", String(item.cluster));
+        if (item.type !== undefined) li.setAttribute("data-type", String(item.type));
         li.setAttribute("data-color", item.color);
         if (k >= LEGEND_SHOWN && legend.items.length > LEGEND_SHOWN + 1) li.hidden = true;
         ul.appendChild(li);
@@ -119,6 +120,7 @@
       $("kg-year-from").placeholder = years[0];
       $("kg-year-to").placeholder = years[1];
     }
+    if (M.types.length) this.typeControls();
     $("kg-filter-form").addEventListener("submit", function (ev) { ev.preventDefault(); app.applyFilters(); });
     $("kg-filter-reset").addEventListener("click", function () {
       $("kg-filter-form").reset();
@@ -126,10 +128,33 @@
     });
   };
 
+  /* A graph with concept types: "by type" among the colourings, and a filter by type (before
+     "At least"); a graph without has neither. */
+  Panel.prototype.typeControls = function () {
+    var M = this.M, counts = M.typeCounts(), colour = el("option", "by concept type");
+    colour.value = "type";
+    $("kg-color").appendChild(colour);
+    var row = el("label"), select = el("select");
+    row.id = "kg-type-row";
+    select.id = "kg-type";
+    select.appendChild(el("option", "all types"));
+    select.lastChild.value = "-1";
+    M.types.forEach(function (t, k) {
+      var o = el("option", core.typeName(t) + " (" + plural(counts[k], "concept") + ")");
+      o.value = String(k);
+      select.appendChild(o);
+    });
+    row.appendChild(el("span", "Type"));
+    row.appendChild(select);
+    var before = $("kg-min-papers").parentNode;
+    before.parentNode.insertBefore(row, before);
+  };
+
   Panel.prototype.readFilters = function () {
     function num(id) { var v = $(id).value.trim(); return v === "" || !isFinite(Number(v)) ? null : Number(v); }
     return {venue: Number($("kg-venue").value), yearFrom: num("kg-year-from"), yearTo: num("kg-year-to"),
-            cluster: Number($("kg-cluster").value), minPapers: Math.max(1, num("kg-min-papers") || 1)};
+            cluster: Number($("kg-cluster").value), minPapers: Math.max(1, num("kg-min-papers") || 1),
+            type: $("kg-type") ? Number($("kg-type").value) : -1};
   };
 
   Panel.prototype.writeFilters = function (f) {
@@ -138,6 +163,7 @@
     $("kg-year-from").value = f.yearFrom === null || f.yearFrom === undefined ? "" : f.yearFrom;
     $("kg-year-to").value = f.yearTo === null || f.yearTo === undefined ? "" : f.yearTo;
     $("kg-min-papers").value = f.minPapers || 1;
+    if ($("kg-type")) $("kg-type").value = String(f.type >= 0 && f.type < this.M.types.length ? f.type : -1);
   };
 
   /* ------------------------------------------------------------ search */
@@ -204,6 +230,7 @@
       line.appendChild(el("span", "cluster " + c.id + ": " + core.shorten(c.label, NAME_CHARS)));
       parts.push(line);
     }
+    if (M.types.length) parts.push(this.typed(i));
     if (!M.onMap[i]) {
       parts.push(el("p", C.x[i] === null ? "Not on the map: the layout did not place it; its papers are marked." :
         "Not among the concepts drawn; it is marked at its place.", "kg-note-inline"));
@@ -222,6 +249,76 @@
     }));
     if (papers.length > LISTED) parts.push(el("p", "and " + (papers.length - LISTED) + " more", "kg-muted"));
     return parts;
+  };
+
+  /* ------------------------------------------------------------ concept types and typed relations */
+
+  /* A concept's type (from the payload), then, from the server (kg serve), its votes and typed
+     relations, grouped ("used for", "uses", ...): each related concept a link, with its support
+     and, in a <details>, its best evidence sentences and their papers. */
+  Panel.prototype.typed = function (i) {
+    var M = this.M, box = el("div", null, "kg-typed"), t = M.C.type[i], self = this, id = M.C.id[i];
+    box.id = "kg-typed";
+    box.appendChild(this.typeLine(t >= 0 ? M.types[t] : null, null));
+    if (this.app.source.kind !== "server") return box;
+    this.app.source.node(id).then(function (d) {
+      if ($("kg-typed") !== box || !d || !d.type_votes) return;
+      var parts = [self.typeLine(d.entity_type || null, d.type_votes || {})].concat(self.relations(d.relations || []));
+      box.replaceChildren.apply(box, parts);
+      box.setAttribute("data-node", id);
+    }, function (e) { box.appendChild(el("p", e.message, "kg-error")); });
+    return box;
+  };
+
+  /* "Method \u2014 12 mentions as Method, 2 as Task"; votes null: the type alone. */
+  Panel.prototype.typeLine = function (type, votes) {
+    var line = el("p", null, "kg-legend-item kg-type-line"), names = votes ? Object.keys(votes) : [];
+    var text = type ? core.typeName(type) : "no type";
+    line.appendChild(swatch(type ? this.M.typeColor(type) : "#b8bcc2"));
+    if (names.length) {
+      text += " \u2014 " + names.map(function (t, k) {
+        return (k ? votes[t] : plural(votes[t], "mention")) + " as " + core.typeName(t);
+      }).join(", ") + (type ? "" : " (the votes elect none)");
+    }
+    line.appendChild(el("span", text));
+    return line;
+  };
+
+  Panel.prototype.relations = function (groups) {
+    var self = this, parts = [];
+    if (!groups.length) return parts;
+    parts.push(el("h3", "Typed relations"));
+    groups.forEach(function (g) {
+      var head = el("p", g.label + " (" + (g.items.length + g.more) + ")", "kg-rel-head");
+      var ul = el("ul", null, "kg-rel-list");
+      ul.setAttribute("data-group", g.key);
+      g.items.forEach(function (r) { ul.appendChild(self.relation(r)); });
+      parts.push(head, ul);
+      if (g.more) parts.push(el("p", "and " + g.more + " more", "kg-muted"));
+    });
+    return parts;
+  };
+
+  Panel.prototype.relation = function (r) {
+    var li = el("li"), found = this.M.index[r.id], self = this;
+    li.setAttribute("data-id", r.id);
+    li.appendChild(swatch(r.entity_type ? this.M.typeColor(r.entity_type) : "#b8bcc2"));
+    li.appendChild(found ? this.button(found[0], found[1]) : el("span", r.label));
+    li.appendChild(el("span", " " + plural(r.papers, "paper"), "kg-muted"));
+    if (!r.evidence.length) return li;
+    var more = el("details", null, "kg-evidence");
+    more.appendChild(el("summary", r.evidence.length > 1 ? "evidence (" + r.evidence.length + ")" : "evidence"));
+    r.evidence.forEach(function (e) {
+      more.appendChild(el("blockquote", e.sentence === null ? "(the sentence is not in the abstract)" : e.sentence));
+      var from = el("p", null, "kg-muted"), paper = e.paper && self.M.index[e.paper];
+      from.appendChild(document.createTextNode("\u2014 "));
+      from.appendChild(paper ? self.button(paper[0], paper[1]) : el("span", e.label));
+      from.appendChild(document.createTextNode([e.year === null || e.year === undefined ? "" : " " + e.year,
+        " \u00b7 score " + e.score.toFixed(2)].join("")));
+      more.appendChild(from);
+    });
+    li.appendChild(more);
+    return li;
   };
 
   Panel.prototype.paper = function (i) {
@@ -305,6 +402,7 @@
       var c = M.clusterById[M.C.cluster[i]];
       lines.push(plural(M.C.papers[i], "paper") + (M.C.year[i] !== null ? " \u00b7 mean year " + M.C.year[i] : ""));
       if (c) lines.push("cluster " + c.id + ": " + c.label);
+      if (M.C.type[i] >= 0) lines.push("type: " + core.typeName(M.types[M.C.type[i]]));
     } else {
       var v = M.P.venue[i];
       if (M.P.title[i]) lines.push(M.P.title[i]);
