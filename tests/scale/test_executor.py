@@ -112,6 +112,7 @@ def _extraction(result) -> dict:
 
 def _same_outputs(a, b):
     assert (a / "keyphrases.jsonl").read_bytes() == (b / "keyphrases.jsonl").read_bytes()
+    assert (a / "entities.jsonl").read_bytes() == (b / "entities.jsonl").read_bytes()  # typed entities on the same executor
     assert (a / "graph.json").read_bytes() == (b / "graph.json").read_bytes()  # the map's positions and clusters too
     assert isomorphic(Graph().parse(a / "graph.nt", format="nt"), Graph().parse(b / "graph.nt", format="nt"))
 
@@ -330,6 +331,7 @@ def test_a_dask_local_build_of_a_few_documents_starts_no_cluster(tmp_path, monke
     assert _extraction(result) == {"computed": 38, "from_cache": 0}
     assert (result.out / "graph.nt").read_bytes() == (local_small_build.out / "graph.nt").read_bytes()
     assert (result.out / "keyphrases.jsonl").read_bytes() == (local_small_build.out / "keyphrases.jsonl").read_bytes()
+    assert (result.out / "entities.jsonl").read_bytes() == (local_small_build.out / "entities.jsonl").read_bytes()
     assert _children() <= before
 
 
