@@ -70,7 +70,7 @@ def stats(graph="outputs/graph.json"):
     from pathlib import Path
 
     from kg.graph.io import load_graph
-    from kg.graph.stats import graph_stats, top_concepts
+    from kg.graph.stats import graph_stats, top_concepts, typed_figures
 
     path = Path(graph)
     if path.is_dir():
@@ -83,7 +83,9 @@ def stats(graph="outputs/graph.json"):
         raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json or the output folder of a build")
     G = load_graph(path)
     try:
-        return graph_stats(G) | {"top_concepts": [{"concept": n, "label": l, "papers": c} for n, l, c in top_concepts(G)]}
+        typed = typed_figures(G)
+        return graph_stats(G) | ({"entities": typed} if typed else {}) | {
+            "top_concepts": [{"concept": n, "label": l, "papers": c} for n, l, c in top_concepts(G)]}
     except (KeyError, TypeError, ValueError) as e:  # a node or link without what kg build gives it
         from kg.errors import InputError
 

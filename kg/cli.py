@@ -188,8 +188,12 @@ def stats(graph, as_json) -> None:
         click.echo(json.dumps(figures, indent=2, ensure_ascii=False))
         return
     for key, value in figures.items():
-        if key not in ("top_concepts", "cluster_summary"):
+        if key not in ("top_concepts", "cluster_summary", "entities"):
             click.echo(f"{key.replace('_', ' ')}: {value}")
+    if figures.get("entities"):
+        typed = figures["entities"]
+        click.echo("concepts by type: " + ", ".join(f"{t} {n}" for t, n in typed["concepts_by_type"].items()))
+        click.echo("typed relations between concepts: " + ", ".join(f"{t} {n}" for t, n in typed["concept_relations_by_type"].items()))
     if figures.get("cluster_summary"):
         click.echo("clusters (id, concepts, papers, name):")
         for row in figures["cluster_summary"]:

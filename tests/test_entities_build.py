@@ -126,3 +126,11 @@ def test_damaged_weights_fail_first_naming_the_file_and_the_command(tmp_path, ha
     assert run.code == 3 and "missing" in run.err
     run = run_cli("build", str(source), "--out", str(tmp_path / "out"), "-q", "--no-entities")
     assert run.code == 0 and not (tmp_path / "out" / "entities.jsonl").exists()
+
+
+def test_kg_stats_counts_the_typed_concepts_and_relations(typed_build, run_cli):
+    figures = kg.stats(typed_build.out)
+    assert figures["entities"]["concepts_by_type"] == typed_build.stats["entities"]["concepts_by_type"]
+    run = run_cli("stats", "--graph", str(typed_build.out))
+    assert run.code == 0 and "concepts by type: " in run.out and "Method " in run.out
+    assert "typed relations between concepts: " in run.out

@@ -85,18 +85,14 @@ def entity_stats(typed: Iterable[tuple[str, object]], G: nx.Graph) -> dict:
         papers += bool(found.entities)
         mentions.update(e.type for e in found.entities)
         relations.update(r.type for r in found.relations)
-    concepts, statements, voted = Counter(), Counter(), 0
-    for _, data in G.nodes(data=True):
-        if data.get("kind") == "concept" and "type_votes" in data:
-            voted += 1
-            concepts[data.get("entity_type", "none")] += 1
-            statements.update(r["type"] for r in data.get("relations", ()))
+    from kg.graph.stats import typed_figures
+
     return {
         "papers_with_mentions": papers,
         "mentions": sum(mentions.values()), "mentions_by_type": dict(sorted(mentions.items())),
         "relations": sum(relations.values()), "relations_by_type": dict(sorted(relations.items())),
-        "concepts_with_mentions": voted, "concepts_by_type": dict(sorted(concepts.items())),
-        "concept_relations": sum(statements.values()), "concept_relations_by_type": dict(sorted(statements.items())),
+        **(typed_figures(G) or {"concepts_with_mentions": 0, "concepts_by_type": {}, "concept_relations": 0,
+                                "concept_relations_by_type": {}}),
     }
 
 
