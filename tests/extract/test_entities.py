@@ -155,3 +155,12 @@ def test_encoding_is_a_frozen_dataclass():
     encoding = Encoding(((101, 7, 102),), (1,), (1,))
     with pytest.raises(AttributeError):
         encoding.first = (0,)
+
+
+def test_one_relation_per_pair_of_mentions_and_symmetric_ones_in_text_order():
+    from kg.extract.entities.model import decode_relations
+
+    found = [(0, 1, "USED-FOR", 0.6), (1, 0, "PART-OF", 0.9), (3, 2, "COMPARE", 0.8), (2, 4, "CONJUNCTION", 0.7),
+             (4, 2, "USED-FOR", 0.5)]
+    assert decode_relations(found) == [(1, 0, "PART-OF", 0.9), (2, 3, "COMPARE", 0.8), (2, 4, "CONJUNCTION", 0.7)]
+    assert decode_relations([]) == []
