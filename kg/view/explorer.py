@@ -29,7 +29,7 @@ from kg.view.mapdata import MapSettings
 __all__ = ["MAX_EVIDENCE", "MAX_LISTED", "MAX_RELATED", "RELATION_GROUPS", "Explorer"]
 
 MAX_LISTED = 200  # papers listed for one concept or venue
-MAX_RELATED = 50  # concepts listed for one group of typed relations
+MAX_RELATED = 10  # concepts listed for one group of typed relations (the canned queries list them all)
 MAX_EVIDENCE = 3  # evidence sentences given for one typed relation
 _KIND_ORDER = {"concept": 0, "paper": 1, "venue": 2}
 # The groups of a concept's typed relations, in the panel's order: (key, words, relation type,
