@@ -109,6 +109,10 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
                 f"{s['paper_concept_edges']} paper-concept links, {s['connected_components']} components; "
                 f"{s['papers_sharing_a_concept']} of {s['papers']} papers share a concept"
             )
+            if s.get("entities"):
+                e = s["entities"]
+                typed = ", ".join(f"{n} {t}" for t, n in sorted(e["concepts_by_type"].items(), key=lambda x: -x[1]) if t != "none")
+                click.echo(f"typed concepts: {typed}; {e['concept_relations']} typed relations between concepts")
             if result.unchanged:
                 click.echo(f"nothing changed since the last build: the outputs in {result.out}/ are up to date")
             else:
