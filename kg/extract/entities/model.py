@@ -48,6 +48,8 @@ class ModelConfig:
     # Relations also read the max-pooled word pieces between the two spans ("A is used for B",
     # "A outperforms B"): the cue words that the span ends alone do not carry.
     context: bool = False
+    # The encoder's first *layers* transformer layers only (None: all six): fewer layers, less time per abstract.
+    layers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,10 @@ def build_model(encoder, config: ModelConfig):
     """The torch module around *encoder* (a BertModel); its embeddings are frozen."""
     import torch
     from torch import nn
+
+    if config.layers is not None:
+        encoder.encoder.layer = encoder.encoder.layer[: config.layers]
+        encoder.config.num_hidden_layers = config.layers
 
     class SpanModel(nn.Module):
         def __init__(self):

@@ -79,7 +79,7 @@ def train(args) -> dict:
     train_docs = read_scierc(folder / "train.jsonl")[: args.limit or None]
     dev_docs = read_scierc(folder / "dev.jsonl")[: args.dev_limit or None]
     verify_model(model_path())
-    config = ModelConfig(context=args.context)
+    config = ModelConfig(context=args.context, layers=args.layers)
     model = build_model(AutoModel.from_pretrained(str(model_path())), config)
     examples = [example(d, config.max_width) for d in train_docs]
     encoder = [p for n, p in model.named_parameters() if n.startswith("encoder.") and p.requires_grad]
@@ -159,6 +159,7 @@ def main(argv=None) -> None:
     parser.add_argument("--context", action=argparse.BooleanOptionalAction, default=True,
                         help="relations also read the words between the two spans (dev relation F1 33 against 27 without)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--layers", type=int, default=None, help="train on the encoder's first N layers only (default: all 6)")
     meta = train(parser.parse_args(argv))
     print(json.dumps({k: meta[k] for k in ("file", "sha256", "bytes", "best_epoch", "dev")}, indent=1))
 
