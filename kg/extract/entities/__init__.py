@@ -50,7 +50,7 @@ class PaperEntities:
 
 
 # Raised when what the stage writes for the same weights changes (the cache keys depend on it).
-ENTITIES_VERSION = 2  # 2: one relation per pair of mentions (model.decode_relations)
+ENTITIES_VERSION = 3  # 2: one relation per pair of mentions (model.decode_relations); 3: one torch thread a text
 
 
 def entity_fingerprint() -> str:
@@ -90,27 +90,47 @@ def split_words(text: str) -> list[list[tuple[str, int, int]]]:
 
 
 def find_entities(texts: list[str], model=None) -> list[PaperEntities]:
-    """Typed entities and relations of each text, in character offsets of that text."""
+    """Typed entities and relations of each text, in character offsets of that text.
+
+    Each text is read on one torch thread (texts side by side on as many threads as torch has), so
+    that its result is the same bits whatever the process's thread count: a Dask worker runs one,
+    kg build's model process two, and split over two threads a matrix product rounds otherwise."""
+    import torch
+
+    from .model import tokenizer
+
+    model = model or load_entity_model()
+    tokenizer(), _sentencizer()  # loaded once, before threads share them
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        if threads == 1 or len(texts) < 2:
+            return [_paper_entities(text or "", model) for text in texts]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return list(pool.map(lambda text: _paper_entities(text or "", model), texts))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _paper_entities(text: str, model) -> PaperEntities:
     from .model import predict
     from .rules import dataset_type
 
-    model = model or load_entity_model()
-    out = []
-    for text in texts:
-        sentences = split_words(text or "")
-        words = [w for s in sentences for w, _, _ in s]
-        spans = [(a, b) for s in sentences for _, a, b in s]
-        bounds, start = [], 0
-        for s in sentences:
-            bounds.append((start, start + len(s)))
-            start += len(s)
-        found, relations = predict(model, [[w for w, _, _ in s] for s in sentences])
-        entities = []
-        for s, e, kind, score in found:
-            sentence = next(b for b in bounds if b[0] <= s < b[1])
-            begin, end = spans[s][0], spans[e][1]
-            entities.append(Entity(begin, end, text[begin:end], dataset_type(words, sentence, s, e, kind), round(score, 4)))
-        out.append(PaperEntities(
-            tuple(entities), tuple(Relation(i, j, kind, round(score, 4)) for i, j, kind, score in relations),
-            tuple((s[0][1], s[-1][2]) for s in sentences)))
-    return out
+    sentences = split_words(text)
+    words = [w for s in sentences for w, _, _ in s]
+    spans = [(a, b) for s in sentences for _, a, b in s]
+    bounds, start = [], 0
+    for s in sentences:
+        bounds.append((start, start + len(s)))
+        start += len(s)
+    found, relations = predict(model, [[w for w, _, _ in s] for s in sentences])
+    entities = []
+    for s, e, kind, score in found:
+        sentence = next(b for b in bounds if b[0] <= s < b[1])
+        begin, end = spans[s][0], spans[e][1]
+        entities.append(Entity(begin, end, text[begin:end], dataset_type(words, sentence, s, e, kind), round(score, 4)))
+    return PaperEntities(
+        tuple(entities), tuple(Relation(i, j, kind, round(score, 4)) for i, j, kind, score in relations),
+        tuple((s[0][1], s[-1][2]) for s in sentences))
