@@ -20,6 +20,7 @@ class QueryResult:
     triples: tuple[tuple[str, str, str], ...] = ()
     kind: str = "select"
     next_offset: int | None = None  # a paged query's full page: the offset of the next one
+    bound: tuple[tuple[str, str], ...] = ()  # (name, value) of the bindings given: a table says them once
 
 
 def term_value(term: dict) -> str:
