@@ -167,7 +167,7 @@ def read_query(path: Path) -> CannedQuery:
             in_bindings = line.startswith("Bindings")
             declared = declared or in_bindings
             column = 0
-        var = re.match(r"(\s+\?([A-Za-z_][A-Za-z0-9_]*)\s+)(\S.*)$", line) if in_bindings else None
+        var = re.match(r"( {1,4}\?([A-Za-z_][A-Za-z0-9_]*)\s+)(\S.*)$", line) if in_bindings else None
         if var and var.group(2) not in variables:
             variables[var.group(2)] = var.group(3).strip()
             parameters[var.group(2)] = _parameter(var.group(2), var.group(3).strip())
