@@ -12,7 +12,14 @@ import pytest
 import kg
 from kg.errors import QueryError
 from kg.sparql.bindings import query_variables
-from kg.sparql.catalogue import PAGE_VARIABLES, catalogue, check_bindings, example_lines, named_query, query_help
+from kg.sparql.catalogue import (
+    PAGE_VARIABLES,
+    catalogue,
+    check_bindings,
+    example_lines,
+    named_query,
+    query_help,
+)
 
 CATALOGUE = catalogue()
 NEEDING = [q for q in CATALOGUE.values() if q.groups()]
@@ -33,7 +40,7 @@ def test_every_binding_line_is_a_declaration(name):
     q = CATALOGUE[name]
     header = q.description.split("\nReturns")[0]
     bindings = header[header.index("Bindings"):] if "Bindings" in header else ""
-    lines = re.findall(r"^ {1,4}\?(\w+)\s+(\S.*)$", bindings, re.M)
+    lines = re.findall(r"^ {1,4}\?(\w+)\s+(\S.*)$", bindings, re.MULTILINE)
     assert all(text.startswith("[") for _, text in lines), f"{name}: a ?name line without [type, ...]"
     for p in q.parameters:
         assert p.name in PAGE_VARIABLES or p.name in query_variables(q.text), (name, p.name)
