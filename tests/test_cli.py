@@ -164,7 +164,12 @@ def test_query_formats(run_cli, project, tmp_path):
     q = tmp_path / "names.rq"
     q.write_text("# names\nSELECT ?s ?name WHERE { ?s <http://x/name> ?name } ORDER BY ?name")
     table = run_cli("query", str(q), "--graph", str(graph))
-    assert table.out.splitlines()[0].split() == ["s", "name"] and table.out.rstrip().endswith("(2 rows)")
+    # For people: the label stands for the IRIs, said once above the columns.
+    assert table.out.splitlines()[0].startswith("IRIs of s hidden") and table.out.rstrip().endswith("(2 rows)")
+    assert table.out.splitlines()[1].split() == ["name"] and "http://x/a" not in table.out
+    # For programs: every column, full IRIs.
+    tsv = run_cli("query", str(q), "--graph", str(graph), "--format", "tsv")
+    assert tsv.out == 's\tname\nhttp://x/a\tA, "quoted"\nhttp://x/b\tB\n'
     csv_out = run_cli("query", str(q), "--graph", str(graph), "--format", "csv")
     assert csv_out.out == 's,name\nhttp://x/a,"A, ""quoted"""\nhttp://x/b,B\n'
     js = run_cli("query", str(q), "--graph", str(graph), "--format", "json", "--bind", "name=B")
