@@ -68,6 +68,7 @@ def test_iris_without_a_label_are_shortened_after_the_base():
     c = f"{DEFAULT_BASE}concept/"
     result = _result(("concept", "papers"), [(c + "stochastic-gradient-descent", "2"), (c + "adam", "1")], iris={"concept"})
     notes, columns, cells = table_view(result)
+    assert columns == ["concept", "papers"]
     assert notes == [] and cells == [["concept/stochastic-gradient-descent", "2"], ["concept/adam", "1"]]
 
 
