@@ -352,14 +352,16 @@ def _checked_value(query: CannedQuery, p: Parameter, value: object) -> object:
         return value
     if p.type in ("integer", "year", "boolean") and is_iri:
         raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is {PARAMETER_TYPES[p.type]}, not an IRI")
-    if p.type == "integer" and not re.fullmatch(r"-?\d{1,18}", text):
+    if p.type == "integer" and not re.fullmatch(r"-?[0-9]{1,18}", text):
         raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is a whole number (e.g. --bind {p.name}={p.default or 10})")
-    if p.type == "year" and not re.fullmatch(r"\d{4}", text):
+    if p.type == "year" and not re.fullmatch(r"[0-9]{4}", text):
         raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is a year of four digits (e.g. --bind {p.name}=2024)")
     if p.type == "boolean":
         if text.lower() not in ("true", "false"):
             raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is true or false")
         return value if term else text.lower()
+    if p.type in ("integer", "year") and not term:
+        return text  # without the spaces around it, so that it is bound as a number
     return value
 
 

@@ -170,7 +170,7 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
             f"{v} = {cell(v, column[v][0])}" for v in constant if v not in iri_columns or not labelled & {_label_of(v, variables)}))
 
     cells = [[cell(v, column[v][i]) for v in order] for i in range(len(rows))]
-    return notes, order, cells
+    return [printable(" ".join(n.split())) for n in notes], order, cells
 
 
 def format_table(result: QueryResult, width: int | None = None) -> str:

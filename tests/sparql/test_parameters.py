@@ -124,3 +124,18 @@ def test_help_shows_parameters_and_examples(name):
     for line in text.splitlines():
         if line.strip().startswith("kg query"):
             assert shlex.split(line)[2] == name
+
+
+@pytest.mark.parametrize("value", ["a" * 1_000_000, 'x"y\'z\n', "\udcff", "x\ud800y", "١٢", " 5 "])
+def test_hostile_values_are_an_answer_or_one_error(value, tmp_path):
+    """Quotes, line breaks, 1 MB, bytes that are not UTF-8, lone surrogates, other digits: a
+    `QueryError` or a checked value, never another exception."""
+    for q in CATALOGUE.values():
+        for p in q.parameters:
+            others = [f"{g[0]}={SAMPLE[q.parameter(g[0]).type]}" for g in q.groups() if p.name not in g]
+            try:
+                checked = check_bindings(q, [*others, f"{p.name}={value}"])
+            except QueryError:
+                continue
+            if p.type in ("integer", "year") and p.name not in PAGE_VARIABLES:
+                assert checked[-1] == f"{p.name}=5"

@@ -84,3 +84,9 @@ def test_long_cells_are_cut_with_an_ellipsis():
     lines = format_result(result, "table", width=60).splitlines()
     assert max(map(len, lines)) <= 60 and lines[2].count("…") == 2
     assert fit("漢字漢字", 5) == "漢字…" and display_width(fit("漢字漢字", 5)) <= 5
+
+
+def test_bound_values_are_printed_escaped():
+    result = _result(("label", "n"), [("red \x1b[31m", "1"), ("red \x1b[31m", "2")], bound=[("label", "red \x1b[31m")])
+    table = format_result(result, "table")
+    assert "\x1b" not in table and "label = red \\x1b[31m" in table
