@@ -36,10 +36,19 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
     """
     from dataclasses import replace
 
-    from kg.sparql.catalogue import find_query, paged_text, read_query, split_page
+    from kg.sparql import catalogue
+    from kg.sparql.catalogue import (
+        check_bindings,
+        find_query,
+        paged_text,
+        read_query,
+        split_page,
+    )
     from kg.sparql.engine import load_store, run_query
 
     canned = read_query(find_query(query))
+    bind = check_bindings(canned, bind)  # the parameters its header declares: names, types, required ones
+    bound = _bound_values(bind, skip=catalogue.PAGE_VARIABLES)
     page, bind = split_page(canned, bind)  # a paged query's limit and offset (docs/cli.md)
     text = paged_text(canned, page)
     if endpoint is not None:
@@ -50,7 +59,21 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
         result = run_query(load_store(graph), text, bind)
     if page is not None and page.limit and len(result.rows) == page.limit:
         result = replace(result, next_offset=page.offset + page.limit)
-    return result
+    return replace(result, bound=bound)
+
+
+def _bound_values(bind, skip=()) -> tuple[tuple[str, str], ...]:
+    """(name, value as text) of each binding: what a table says once instead of in a column."""
+    pairs = bind.items() if hasattr(bind, "items") else (b.partition("=")[::2] for b in bind)
+    out = []
+    for key, value in pairs:
+        name = str(key).strip().lstrip("?$")
+        text = str(getattr(value, "value", value)).strip()
+        if len(text) > 2 and text[0] + text[-1] in ('<>', '""'):
+            text = text[1:-1]
+        if name not in skip:
+            out.append((name, text))
+    return tuple(out)
 
 
 def publish(graph="outputs", store=None, *, update=None, graph_iri=None, **options):

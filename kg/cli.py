@@ -17,7 +17,7 @@ from kg.errors import KGError, OutputsWritten
 from kg.serve import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_TIMEOUT
 from kg.text.files import printable
 
-FORMATS = ("table", "csv", "json")
+FORMATS = ("table", "csv", "tsv", "json")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -157,16 +157,52 @@ def _echo_warnings(warnings, counts=None) -> None:
             click.echo(f"warning: … and {n - WARNINGS_SHOWN} more of this kind ({reason}); stats.json counts them all", err=True)
 
 
-@cli.command()
+class _QueryCommand(click.Command):
+    """``kg query``, whose ``--help`` after a query's name also shows that query's parameters
+    and examples (`kg.sparql.catalogue.query_help`)."""
+
+    _VALUED = frozenset(("--graph", "--bind", "--format", "--endpoint", "--default-graph"))
+
+    def parse_args(self, ctx, args):
+        if any(a in ("-h", "--help") for a in args):
+            words = iter(args)
+            for word in words:
+                if word in self._VALUED:
+                    next(words, None)
+                elif not word.startswith("-"):
+                    ctx.meta["kg.query"] = word
+                    break
+        return super().parse_args(ctx, args)
+
+    def format_epilog(self, ctx, formatter) -> None:
+        super().format_epilog(ctx, formatter)
+        name = ctx.meta.get("kg.query")
+        if name is None:
+            return
+        from kg.sparql.catalogue import find_query, query_help, read_query
+
+        try:
+            text = query_help(read_query(find_query(name)))
+        except KGError as e:
+            text = f"error: {e}\n"
+        formatter.write("\n")
+        for line in text.splitlines():
+            formatter.write(printable(line) + "\n")
+
+
+@cli.command(cls=_QueryCommand)
 @click.argument("query")
 @click.option("--graph", default="outputs/graph.ttl", show_default=True, help="RDF file to query (.ttl, .nt, .jsonld).")
 @click.option("--bind", "bindings", multiple=True, metavar="NAME=VALUE", help="Initial binding of a query variable (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table: for reading (labels first, short IRIs, fits the terminal); csv, tsv, json: every column, full IRIs.")
 @click.option("--endpoint", default=None, metavar="URL", help="Query this SPARQL endpoint instead of a graph file (e.g. http://host:7878/query).")
 @click.option("--default-graph", "default_graphs", multiple=True, metavar="IRI",
               help="With --endpoint: the named graph to query as the default graph, e.g. kg build's --store-graph (repeatable).")
 def query(query, graph, bindings, fmt, endpoint, default_graphs) -> None:
-    """Run a SPARQL query: a .rq file or the name of one in queries/ (e.g. top-concepts)."""
+    """Run a SPARQL query: a .rq file or the name of one in queries/ (e.g. top-concepts).
+
+    kg query NAME --help shows the parameters NAME takes and examples; kg queries lists the names."""
     from click.core import ParameterSource
 
     from kg.sparql.engine import format_result
@@ -209,11 +245,19 @@ def stats(graph, as_json) -> None:
 
 @cli.command(name="queries")
 def list_queries() -> None:
-    """List the named queries in queries/."""
-    from kg.sparql.catalogue import list_queries as known
+    """List the named queries in queries/ and the parameters each takes."""
+    from kg.sparql.catalogue import catalogue
 
-    for name, summary in known().items():
-        click.echo(f"{name:28} {summary}")
+    for name, q in catalogue().items():
+        click.echo(f"{name:24} {q.summary}")
+        shown = [p for p in q.parameters if p.name not in ("limit", "offset")]
+        if shown:
+            words = []
+            for p in shown:
+                mark = "!" if p.required else "" if not p.one_of else "*"
+                words.append(f"?{p.name}{mark}" + (f"={p.default}" if p.default is not None else ""))
+            click.echo(f"{'':24} --bind " + " ".join(words) + (" (+ limit, offset)" if q.paged else ""))
+    click.echo("\n! required, * one of the starred is required, =default; kg query NAME --help says more.")
 
 
 @cli.command()

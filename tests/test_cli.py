@@ -164,7 +164,12 @@ def test_query_formats(run_cli, project, tmp_path):
     q = tmp_path / "names.rq"
     q.write_text("# names\nSELECT ?s ?name WHERE { ?s <http://x/name> ?name } ORDER BY ?name")
     table = run_cli("query", str(q), "--graph", str(graph))
-    assert table.out.splitlines()[0].split() == ["s", "name"] and table.out.rstrip().endswith("(2 rows)")
+    # For people: the label stands for the IRIs, said once above the columns.
+    assert table.out.splitlines()[0].startswith("IRIs of s hidden") and table.out.rstrip().endswith("(2 rows)")
+    assert table.out.splitlines()[1].split() == ["name"] and "http://x/a" not in table.out
+    # For programs: every column, full IRIs.
+    tsv = run_cli("query", str(q), "--graph", str(graph), "--format", "tsv")
+    assert tsv.out == 's\tname\nhttp://x/a\tA, "quoted"\nhttp://x/b\tB\n'
     csv_out = run_cli("query", str(q), "--graph", str(graph), "--format", "csv")
     assert csv_out.out == 's,name\nhttp://x/a,"A, ""quoted"""\nhttp://x/b,B\n'
     js = run_cli("query", str(q), "--graph", str(graph), "--format", "json", "--bind", "name=B")
@@ -257,3 +262,38 @@ def test_an_argument_that_is_not_utf8_is_one_line_and_exit_4(run_cli, project, a
     result = run_cli("query", "search", *args)
     assert result.code == 4 and result.err.count("\n") == 1 and said in result.err, result
     assert "Traceback" not in result.err
+
+
+@pytest.mark.model
+def test_every_canned_query_fits_120_columns_on_the_seeds(run_cli, seeds_build, monkeypatch):
+    """Issue 50: `kg query`'s table, not on a terminal, is at most 120 columns wide for every
+    canned query with the bindings of its header's first example, on the seeds' build."""
+    import shlex
+
+    from kg.sparql.catalogue import catalogue, example_lines
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for name, q in catalogue().items():
+        args = shlex.split(example_lines(q)[0])[3:]
+        result = run_cli("query", name, *args, "--graph", str(seeds_build.out / "graph.ttl"))
+        assert result.code == 0, (name, result.err)
+        widths = [len(line) for line in result.out.splitlines()]
+        assert max(widths) <= 120, (name, result.out)
+
+
+def test_a_missing_required_binding_is_a_query_error(run_cli, project, tmp_path):
+    """Issue 50: a query left without what it needs does not answer "(0 rows)"."""
+    graph = tmp_path / "g.ttl"
+    graph.write_text("<http://x/p> <http://x/name> \"P\" .\n")
+    missing = run_cli("query", "papers-of-concept", "--graph", str(graph))
+    assert missing.code == 4 and "needs one of ?label or ?concept" in missing.err and missing.out == ""
+    typo = run_cli("query", "papers-of-concept", "--graph", str(graph), "--bind", "labl=SGD")
+    assert typo.code == 4 and "did you mean ?label?" in typo.err
+    name = run_cli("query", "paper-of-concept", "--graph", str(graph))
+    assert name.code == 4 and "did you mean papers-of-concept" in name.err
+    wrong = run_cli("query", "rising-concepts", "--graph", str(graph), "--bind", "min=many")
+    assert wrong.code == 4 and "is a whole number" in wrong.err
+    helped = run_cli("query", "papers-of-concept", "--help")
+    assert helped.code == 0 and "Parameters (--bind NAME=VALUE):" in helped.out and "kg query papers-of-concept --bind" in helped.out
+    listed = run_cli("queries")
+    assert "--bind ?label* ?concept*" in listed.out

@@ -12,6 +12,7 @@ the page (a row whose stored rank within its concept is past it). ``kg query --b
 
 from __future__ import annotations
 
+import difflib
 import re
 import shlex
 from collections.abc import Iterable, Mapping
@@ -31,6 +32,67 @@ _PAGE_MARK = re.compile(r"^([ \t]*)#kg:page\b[^\n]*$", re.MULTILINE)
 _FIRST_MARK = re.compile(r"^([ \t]*)#kg:first\b[^\n]*$", re.MULTILINE)
 
 
+PARAMETER_TYPES = {
+    "text": "any text",
+    "IRI": "an IRI in angle brackets, <https://...> (a bare http(s) IRI is taken as one)",
+    "integer": "a whole number",
+    "year": "a year, four digits",
+    "boolean": "true or false",
+}
+_DECLARATION = re.compile(r"\[([^\]]*)\]\s*")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A binding a canned query takes, as its header declares it: ``?name  [type, ...] meaning``,
+    where the bracket holds the type (`PARAMETER_TYPES`) then ``required``, ``default VALUE`` or
+    ``one of a/b/c`` (at least one of those parameters must be given)."""
+
+    name: str
+    type: str = "text"
+    meaning: str = ""
+    required: bool = False
+    default: str | None = None
+    one_of: tuple[str, ...] = ()  # a group, one of which must be given (this one among them)
+
+    @property
+    def needed(self) -> bool:
+        return self.required or bool(self.one_of)
+
+    def usage(self) -> str:
+        """``required``, ``one of ?label ?concept``, ``default 5`` or ``optional``."""
+        if self.required:
+            return "required"
+        if self.one_of:
+            return "required: one of " + ", ".join("?" + n for n in self.one_of)
+        return f"default {self.default}" if self.default is not None else "optional"
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "type": self.type, "description": self.meaning, "required": self.required,
+                "default": self.default, "oneOf": list(self.one_of)}
+
+
+def _parameter(name: str, meaning: str) -> Parameter:
+    """A Bindings line's declaration (``[type, ...] meaning``) read; a line without one is text."""
+    m = _DECLARATION.match(meaning)
+    if not m:
+        return Parameter(name, meaning=meaning)
+    kind, *rest = [part.strip() for part in m.group(1).split(",")]
+    if kind not in PARAMETER_TYPES:
+        raise QueryError(f"?{name}: unknown parameter type {kind!r} (one of {', '.join(PARAMETER_TYPES)})")
+    required, default, group = False, None, ()
+    for part in rest:
+        if part == "required":
+            required = True
+        elif part.startswith("default "):
+            default = part.removeprefix("default ").strip()
+        elif part.startswith("one of "):
+            group = tuple(n.strip().lstrip("?") for n in part.removeprefix("one of ").split("/"))
+        else:
+            raise QueryError(f"?{name}: cannot read {part!r} in its declaration (required, default V, one of a/b)")
+    return Parameter(name, kind, meaning[m.end():].strip(), required, default, group)
+
+
 @dataclass(frozen=True)
 class CannedQuery:
     """A ``.rq`` file of ``queries/``, read with its header comment: the first line says what it
@@ -45,11 +107,25 @@ class CannedQuery:
     variables: tuple[tuple[str, str], ...]  # (name, description)
     examples: tuple[dict[str, str], ...]
     paged: bool = False  # its header has a "Paged" section: it takes limit and offset
+    parameters: tuple[Parameter, ...] = ()  # its declared bindings (the page's too), in header order
+    declared: bool = False  # its header declares its bindings (a Bindings section): others are refused
+
+    def parameter(self, name: str) -> Parameter | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+    def groups(self) -> list[tuple[str, ...]]:
+        """The sets of parameters of which one must be given (a required one alone)."""
+        found: dict[tuple[str, ...], None] = {}
+        for p in self.parameters:
+            if p.needed:
+                found[p.one_of or (p.name,)] = None
+        return list(found)
 
     def as_json(self) -> dict:
         """What ``kg serve`` lists at ``/queries``."""
         return {"name": self.name, "summary": self.summary, "description": self.description,
                 "variables": [{"name": k, "description": v} for k, v in self.variables],
+                "parameters": [p.as_json() for p in self.parameters],
                 "examples": list(self.examples), "text": self.text, "paged": self.paged}
 
 
@@ -82,14 +158,27 @@ def read_query(path: Path) -> CannedQuery:
             break
         header.append(line[1:].removeprefix(" "))
     variables: dict[str, str] = {}
+    parameters: dict[str, Parameter] = {}
     examples = []
-    in_bindings = False
+    in_bindings = declared = False
+    column = 0  # where the description of the last parameter starts: its continuation lines
     for line in header:
         if not line[:1].isspace():  # a section starts: only "Bindings ..." lists variables
             in_bindings = line.startswith("Bindings")
-        var = re.match(r"\s+\?([A-Za-z_][A-Za-z0-9_]*)\s+(\S.*)$", line) if in_bindings else None
-        if var and var.group(1) not in variables:
-            variables[var.group(1)] = var.group(2).strip()
+            declared = declared or in_bindings
+            column = 0
+        var = re.match(r"( {1,4}\?([A-Za-z_][A-Za-z0-9_]*)\s+)(\S.*)$", line) if in_bindings else None
+        if var and var.group(2) not in variables:
+            variables[var.group(2)] = var.group(3).strip()
+            parameters[var.group(2)] = _parameter(var.group(2), var.group(3).strip())
+            column = len(var.group(1))
+        elif column and len(line) > column and line[:column].isspace() and not line[column].isspace() \
+                and not line.lstrip().startswith("kg query"):
+            last = list(parameters)[-1]
+            p = parameters[last]
+            parameters[last] = Parameter(p.name, p.type, f"{p.meaning} {line.strip()}", p.required, p.default, p.one_of)
+        else:
+            column = 0
         if "--bind" in line:
             example = _example(line)
             if example:
@@ -97,8 +186,11 @@ def read_query(path: Path) -> CannedQuery:
     paged = any(line.startswith("Paged") for line in header)
     if paged:
         variables.update((k, v) for k, v in PAGE_VARIABLES.items() if k not in variables)
+        parameters.update((k, Parameter(k, "integer", v, default=str(PAGE_ROWS if k == "limit" else 0)))
+                          for k, v in PAGE_VARIABLES.items() if k not in parameters)
     return CannedQuery(name=path.stem, path=path, text=text, summary=header[0].strip() if header else "",
-                       description="\n".join(header), variables=tuple(variables.items()), examples=tuple(examples), paged=paged)
+                       description="\n".join(header), variables=tuple(variables.items()), examples=tuple(examples), paged=paged,
+                       parameters=tuple(parameters.values()), declared=declared)
 
 
 def _example(line: str) -> dict[str, str]:
@@ -128,7 +220,11 @@ def named_query(name: str) -> CannedQuery:
     """The canned query *name* (`QueryError` naming the known ones when there is none)."""
     path = queries_dir() / f"{name}.rq"
     if not isinstance(name, str) or not _QUERY_NAME.fullmatch(name) or not path.is_file():
-        raise QueryError(f"no query named {str(name)!r}; known queries: {', '.join(list_queries()) or 'none'}")
+        known = list(list_queries())
+        close = difflib.get_close_matches(str(name), known, n=2, cutoff=0.6) if isinstance(name, str) else []
+        if close:
+            raise QueryError(f"no query named {str(name)!r}; did you mean {' or '.join(close)}? (kg queries lists them all)")
+        raise QueryError(f"no query named {str(name)!r}; known queries: {', '.join(known) or 'none'}")
     return read_query(path)
 
 
@@ -217,3 +313,119 @@ def paged_text(query: CannedQuery, page: Page | None) -> str:
         inner = f"LIMIT {page.limit or ALL_ROWS}" + (f" OFFSET {page.offset}" if page.offset else "")
         return _PAGE_MARK.sub(lambda m: m.group(1) + inner, text, count=1)
     return text.rstrip("\n") + ("\n" + cut if cut else "") + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# The declared parameters: bindings checked before a query runs, and its --help
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join('?' + c for c in close)}?" if close else ""
+
+
+def _takes(query: CannedQuery) -> str:
+    names = [f"?{p.name} ({p.type})" for p in query.parameters]
+    return f"it takes {', '.join(names)}" if names else "it takes no bindings"
+
+
+def _checked_value(query: CannedQuery, p: Parameter, value: object) -> object:
+    """*value* (a ``--bind`` text or a pyoxigraph term) for *p*, as its type wants it
+    (`QueryError` when it is not of that type); a bare http(s) IRI for an IRI becomes ``<IRI>``."""
+    term = not isinstance(value, str)
+    text = str(getattr(value, "value", value)) if term else value.strip()
+    if term:
+        import pyoxigraph as ox
+
+        is_iri = isinstance(value, ox.NamedNode)
+    else:
+        is_iri = len(text) > 2 and text.startswith("<") and text.endswith(">")
+    what = f"--bind {p.name}={text if len(text) <= 40 else text[:39] + '…'}"
+    if p.type == "IRI":
+        if not is_iri and not term and re.fullmatch(r"https?://[^\s<>\"{}|^`\\]+", text):
+            return f"<{text}>"
+        if not is_iri:
+            other = next((n for n in p.one_of if (q := query.parameter(n)) is not None and q.type == "text"), None)
+            hint = f" (to match a text, use ?{other})" if other else ""
+            raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is an IRI; write it in angle brackets, "
+                             f"--bind {p.name}='<https://…>'{hint}")
+        return value
+    if p.type in ("integer", "year", "boolean") and is_iri:
+        raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is {PARAMETER_TYPES[p.type]}, not an IRI")
+    if p.type == "integer" and not re.fullmatch(r"-?[0-9]{1,18}", text):
+        raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is a whole number (e.g. --bind {p.name}={p.default or 10})")
+    if p.type == "year" and not re.fullmatch(r"[0-9]{4}", text):
+        raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is a year of four digits (e.g. --bind {p.name}=2024)")
+    if p.type == "boolean":
+        if text.lower() not in ("true", "false"):
+            raise QueryError(f"{what}: ?{p.name} of query {query.name!r} is true or false")
+        return value if term else text.lower()
+    if p.type in ("integer", "year") and not term:
+        return text  # without the spaces around it, so that it is bound as a number
+    return value
+
+
+def check_bindings(query: CannedQuery, bindings: Mapping[str, object] | Iterable[str]) -> Mapping | list:
+    """*bindings* (``NAME=VALUE`` strings or name -> term) checked against the parameters *query*
+    declares, and returned in the same form: a name it does not take (with a "did you mean"), a
+    value not of its parameter's type, or a required parameter left out is a `QueryError` naming
+    the parameters it takes. A query that declares no bindings (a .rq file of one's own) is not checked."""
+    if not query.declared:
+        return bindings
+    if isinstance(bindings, Mapping):
+        items = [(str(k).lstrip("?$"), k, v) for k, v in bindings.items()]
+    else:
+        items = []
+        for binding in bindings:
+            key, sep, value = binding.partition("=")
+            if not sep:
+                from kg.sparql.bindings import parse_binding
+
+                parse_binding(binding)  # its error: write NAME=VALUE
+            items.append((key.strip().lstrip("?$"), key, value))
+    out: list[tuple[object, object]] = []
+    given = set()
+    for name, key, value in items:
+        p = query.parameter(name)
+        if name in PAGE_VARIABLES:  # checked by split_page, which says what a page is
+            out.append((key, value))
+            continue
+        if p is None:
+            raise QueryError(f"query {query.name!r} takes no ?{name}{_did_you_mean(name, (q.name for q in query.parameters))} "
+                             f"({_takes(query)}; kg query {query.name} --help)")
+        out.append((key, _checked_value(query, p, value)))
+        given.add(name)
+    for group in query.groups():
+        if not given & set(group):
+            names = " or ".join("?" + n for n in group)
+            example = next((" ".join(f"--bind {k}={shlex.quote(v)}" for k, v in e.items())
+                            for e in query.examples if set(e) & set(group)), None)
+            hint = f" (e.g. kg query {query.name} {example})" if example else ""
+            raise QueryError(f"query {query.name!r} needs {'one of ' if len(group) > 1 else ''}{names}{hint}; "
+                             f"{_takes(query)}: kg query {query.name} --help")
+    if isinstance(bindings, Mapping):
+        return dict(out)
+    return [f"{k}={v}" for k, v in out]
+
+
+def example_lines(query: CannedQuery) -> list[str]:
+    """The ``kg query ...`` example command lines of *query*'s header."""
+    return [line.strip() for line in query.description.splitlines() if line.strip().startswith("kg query ")]
+
+
+def query_help(query: CannedQuery, width: int = 100) -> str:
+    """What ``kg query NAME --help`` says of *query*: what it answers, its parameters, examples."""
+    import textwrap
+
+    out = [f"{query.name}: {query.summary}", ""]
+    if query.parameters:
+        out.append("Parameters (--bind NAME=VALUE):")
+        for p in query.parameters:
+            out.append(f"  ?{p.name}  {p.type}, {p.usage()}")
+            out += textwrap.wrap(p.meaning, width=width, initial_indent="      ", subsequent_indent="      ")
+    else:
+        out.append("Parameters: none.")
+    examples = example_lines(query)
+    if examples:
+        out += ["", "Examples:"] + [f"  {e}" for e in examples]
+    return "\n".join(out) + "\n"

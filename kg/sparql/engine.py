@@ -19,7 +19,7 @@ from kg.common.folders import STORE, STORE_SOURCE
 from kg.errors import InputError, QueryError
 from kg.sparql.bindings import parse_binding
 from kg.sparql.limits import check_query
-from kg.sparql.results import QueryResult, term_value
+from kg.sparql.results import QueryResult, format_table, term_value
 
 RDF_FORMATS = {".ttl": "TURTLE", ".nt": "N_TRIPLES", ".jsonld": "JSON_LD", ".nq": "N_QUADS", ".trig": "TRIG", ".rdf": "RDF_XML", ".owl": "RDF_XML"}
 
@@ -116,8 +116,11 @@ def run_query(store, query: str, bindings: Mapping[str, object] | Iterable[str] 
     return QueryResult(triples=triples, kind="construct")
 
 
-def format_result(result: QueryResult, fmt: str = "table") -> str:
-    """*result* as an aligned text table, CSV or JSON (the SPARQL 1.1 Query Results JSON Format)."""
+def format_result(result: QueryResult, fmt: str = "table", width: int | None = None) -> str:
+    """*result* as a table for people (`kg.sparql.results.format_table`, *width* columns at most:
+    the terminal's by default), or for programs, every column with full IRIs: CSV, TSV (tabs,
+    a tab or line break in a value written as a space) or JSON (the SPARQL 1.1 Query Results
+    JSON Format)."""
     if result.kind == "ask":
         if fmt == "json":
             return json.dumps({"head": {}, "boolean": result.boolean}) + "\n"
@@ -129,7 +132,16 @@ def format_result(result: QueryResult, fmt: str = "table") -> str:
         return json.dumps({"head": {"vars": list(result.variables)}, "results": {"bindings": bindings}}, ensure_ascii=False, indent=1) + "\n"
     if fmt == "csv":
         return _csv(result.variables, result.rows)
-    return _table(result.variables, result.rows)
+    if fmt == "tsv":
+        return _tsv(result.variables, result.rows)
+    return format_table(result, width)
+
+
+def _tsv(variables: Sequence[str], rows: Sequence[Sequence[str | None]]) -> str:
+    """*rows* as tab-separated values, a row a line, the header without the ``?`` of SPARQL TSV:
+    a value's tabs and line breaks are written as spaces (TSV has no quoting)."""
+    clean = lambda x: "" if x is None else re.sub(r"[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", " ", x)
+    return "".join("\t".join(map(clean, row)) + "\n" for row in [list(variables), *rows])
 
 
 def _csv(variables: Sequence[str], rows: Sequence[Sequence[str | None]]) -> str:
@@ -144,18 +156,3 @@ def _csv(variables: Sequence[str], rows: Sequence[Sequence[str | None]]) -> str:
         values = ["" if x is None else x for x in row]
         (quoted if any("\r" in v for v in values) else plain).writerow(values)
     return buffer.getvalue()
-
-
-def _table(variables: Sequence[str], rows: Sequence[Sequence[str | None]], width: int = 60) -> str:
-    from kg.text.files import printable
-
-    def cell(x: str | None) -> str:  # for a terminal: no control character (an escape sequence) as it is
-        text = "" if x is None else printable(" ".join(x.split()))
-        return text if len(text) <= width else text[: width - 1] + "…"
-
-    cells = [[cell(x) for x in row] for row in rows]
-    widths = [max([len(v)] + [len(r[i]) for r in cells]) for i, v in enumerate(variables)]
-    line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()
-    out = [line(variables), line(["-" * w for w in widths])] + [line(r) for r in cells]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(out) + "\n"
