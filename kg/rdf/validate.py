@@ -37,8 +37,9 @@ def rdf_file(graph: str | Path) -> Path:
     return path
 
 
-def validate_graph(graph: str | Path = "outputs", log: Callable[[str], None] | None = None) -> Validation:
-    """Check *graph* (a build folder or one of its RDF files) against kg's shapes.
+def validate_graph(graph: str | Path = "outputs", log: Callable[[str], None] | None = None,
+                   shapes: str | Path | None = None) -> Validation:
+    """Check *graph* (a build folder or one of its RDF files) against kg's shapes (or the Turtle file *shapes*).
 
     *log*, if given, is told what is being done (reading the file, checking it), for a big graph's long wait.
     """
@@ -59,10 +60,10 @@ def validate_graph(graph: str | Path = "outputs", log: Callable[[str], None] | N
         raise InputError(f"{path}: cannot be read as RDF ({e.__class__.__name__}: {said})") from e
     say(f"read {len(data)} triples in {time.perf_counter() - started:.1f} s; checking them against kg's SHACL shapes...")
     started = time.perf_counter()
-    shapes = Graph().parse(shapes_file(), format="turtle")
+    shapes_graph = Graph().parse(shapes or shapes_file(), format="turtle")
     # The shapes use no SHACL-AF feature (rules, functions, SPARQL targets), so advanced mode would only copy the
     # data graph first; and they need no inference.
-    conforms, results, text = validate(data, shacl_graph=shapes, inference="none", advanced=False)
+    conforms, results, text = validate(data, shacl_graph=shapes_graph, inference="none", advanced=False)
     sh = Namespace("http://www.w3.org/ns/shacl#")
     violations = len(set(results.subjects(predicate=sh.resultSeverity)))
     say(f"checked in {time.perf_counter() - started:.1f} s")
