@@ -267,7 +267,7 @@ def validate(graph) -> None:
     from kg.errors import ValidationError
     from kg.rdf.validate import validate_graph
 
-    found = validate_graph(graph)
+    found = validate_graph(graph, log=lambda m: click.echo(f"kg validate: {m}", err=True))
     if not found.conforms:
         click.echo(found.report, err=True)
         raise ValidationError(f"{found.path}: {found.violations} violation{'s' if found.violations != 1 else ''} "
