@@ -164,3 +164,17 @@ def test_one_relation_per_pair_of_mentions_and_symmetric_ones_in_text_order():
              (4, 2, "USED-FOR", 0.5)]
     assert decode_relations(found) == [(1, 0, "PART-OF", 0.9), (2, 3, "COMPARE", 0.8), (2, 4, "CONJUNCTION", 0.7)]
     assert decode_relations([]) == []
+
+
+def test_hostile_texts_give_entities_in_their_own_offsets():
+    from kg.extract.entities import find_entities
+
+    texts = ["\ud800 graph neural networks for parsing", "\x00\x01 nulls", "😀 emoji models 😀", "", "   ", "(((((",
+             "שלום עולם deep learning", "a" * 20_000]
+    found = find_entities(texts)
+    assert len(found) == len(texts) and found[3].entities == () and found[4].entities == ()
+    for text, paper in zip(texts, found):
+        for e in paper.entities:
+            assert text[e.start:e.end] == e.text
+        for r in paper.relations:
+            assert 0 <= r.head < len(paper.entities) and 0 <= r.tail < len(paper.entities)

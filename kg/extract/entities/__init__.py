@@ -115,9 +115,12 @@ def find_entities(texts: list[str], model=None) -> list[PaperEntities]:
 
 
 def _paper_entities(text: str, model) -> PaperEntities:
+    from kg.text.chars import replace_surrogates
+
     from .model import predict
     from .rules import dataset_type
 
+    given, text = text, replace_surrogates(text)[0]  # no tokenizer takes a lone surrogate; one U+FFFD each keeps the offsets
     sentences = split_words(text)
     words = [w for s in sentences for w, _, _ in s]
     spans = [(a, b) for s in sentences for _, a, b in s]
@@ -130,7 +133,7 @@ def _paper_entities(text: str, model) -> PaperEntities:
     for s, e, kind, score in found:
         sentence = next(b for b in bounds if b[0] <= s < b[1])
         begin, end = spans[s][0], spans[e][1]
-        entities.append(Entity(begin, end, text[begin:end], dataset_type(words, sentence, s, e, kind), round(score, 4)))
+        entities.append(Entity(begin, end, given[begin:end], dataset_type(words, sentence, s, e, kind), round(score, 4)))
     return PaperEntities(
         tuple(entities), tuple(Relation(i, j, kind, round(score, 4)) for i, j, kind, score in relations),
         tuple((s[0][1], s[-1][2]) for s in sentences))
