@@ -27,7 +27,9 @@ $(BIN)/python:
 # torch first, pinned to the CPU build, so nothing later pulls a CUDA build.
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
+	# (setuptools prints a notice on every editable install, whatever the project: "Editable installation ...
+	# be careful with folders ... with the same name as your package"; it is no fault of kg's and is silenced)
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)
