@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 ENTITY_ROWS = ("all", "Task", "Method", "Metric", "Material", "OtherScientificTerm", "Generic")
 RELATION_ROWS = ("all", "USED-FOR", "FEATURE-OF", "HYPONYM-OF", "PART-OF", "COMPARE", "CONJUNCTION", "EVALUATE-FOR")
@@ -34,10 +35,12 @@ def main(argv=None) -> None:
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.entities", description=__doc__.split("\n")[0])
     parser.add_argument("--timed", type=int, default=50, help="abstracts timed")
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="another weights file to measure (e.g. one trained with --layers 3), instead of the shipped one")
     args = parser.parse_args(argv)
     torch.set_num_threads(2)
     docs = read_scierc(data_dir() / "dev.jsonl")
-    model, meta = load_model()
+    model, meta = load_model(args.weights)
     int8 = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     systems = {
         "baseline": evaluate(docs, [baseline_predict(d) for d in docs]),
