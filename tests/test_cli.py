@@ -252,7 +252,8 @@ def test_build_skips_a_link_in_a_folder_unless_follow_links(run_cli, tmp_path, m
 @pytest.mark.parametrize("args, said", [
     (["--graph", "g.ttl", "--bind", "text=\udcff"], "--bind text: the value holds byte 0xff, which is not UTF-8"),
     (["--endpoint", "http://127.0.0.1:9/\udcff", "--bind", "text=x"], "--endpoint holds byte 0xff"),
-    (["--endpoint", "http://127.0.0.1:9/q", "--default-graph", "http://e.org/\udcff"], "--default-graph holds byte 0xff"),
+    (["--endpoint", "http://127.0.0.1:9/q", "--default-graph", "http://e.org/\udcff", "--bind", "text=x"],
+     "--default-graph holds byte 0xff"),
 ])
 def test_an_argument_that_is_not_utf8_is_one_line_and_exit_4(run_cli, project, args, said):
     """``kg query --bind text=$'\\xff'`` (issue 43) exited 1 with a traceback, and so did a

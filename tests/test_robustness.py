@@ -250,13 +250,13 @@ def test_an_interrupt_a_library_swallows_still_exits_130(run_cli, tmp_path, monk
 
     import kg.sparql.catalogue
 
-    real = kg.sparql.catalogue.list_queries
+    real = kg.sparql.catalogue.catalogue
 
-    def listed():
+    def listed(*args, **kwargs):
         Swallows()  # deleted at once
-        return real()
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(kg.sparql.catalogue, "list_queries", listed)
+    monkeypatch.setattr(kg.sparql.catalogue, "catalogue", listed)
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a job started with & ignores it)
     try:
         result = run_cli("queries")
