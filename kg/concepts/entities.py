@@ -16,13 +16,14 @@ from dataclasses import dataclass
 
 from kg.concepts.acronyms import without_short_form
 from kg.concepts.model import ConceptIndex
+from kg.extract.entities.scierc import SYMMETRIC_RELATIONS
 from kg.text.phrases import is_filler, normalize_phrase
 
 __all__ = ["CONCEPT_TYPES", "SYMMETRIC", "ConceptTypes", "Evidence", "TypedRelation", "concept_type", "type_concepts"]
 
 # The types a concept can have: SciERC's, Dataset split out of Material, and not Generic.
 CONCEPT_TYPES = ("Task", "Method", "Dataset", "Metric", "Material", "OtherScientificTerm")
-SYMMETRIC = frozenset({"COMPARE", "CONJUNCTION"})  # stated once, head before tail by concept id
+SYMMETRIC = SYMMETRIC_RELATIONS  # stated once, head before tail by concept id
 _LEADING = frozenset({"the", "a", "an", "our", "this", "these", "those", "their", "its", "such", "each", "both", "any"})
 
 

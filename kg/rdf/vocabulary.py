@@ -9,17 +9,18 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from rdflib import RDFS, XSD, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, SKOS, DefinedNamespace
 
+from kg.concepts.entities import CONCEPT_TYPES, SYMMETRIC
 from kg.errors import KGError
 from kg.text.chars import encodable
 
 DEFAULT_BASE = "https://example.org/kg/"
 VENUE_RANKS = 1000  # a venue's concepts with the most papers there, stored with their rank (kgv:VenueConcept)
 LINK_BLOCK = 100  # the links of a concept's kgv:LinkBlock (a page of papers-of-concept reads the blocks that reach it)
-# The classes of typed concepts (kg.concepts.entities.CONCEPT_TYPES), and each relation type's predicate
-CONCEPT_CLASSES = ("Task", "Method", "Dataset", "Metric", "Material", "OtherScientificTerm")
+# The classes of typed concepts, and each relation type's predicate
+CONCEPT_CLASSES = CONCEPT_TYPES
 RELATION_PREDICATES = {"USED-FOR": "usedFor", "EVALUATE-FOR": "evaluatedFor", "FEATURE-OF": "featureOf", "PART-OF": "partOf",
                        "HYPONYM-OF": "hyponymOf", "COMPARE": "comparedWith", "CONJUNCTION": "conjunctionWith"}
-SYMMETRIC_PREDICATES = frozenset({"comparedWith", "conjunctionWith"})  # stated both ways between the concepts
+SYMMETRIC_PREDICATES = frozenset(RELATION_PREDICATES[t] for t in SYMMETRIC)  # stated both ways between the concepts
 CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "huggingface.co", "sourceforge.net", "gitee.com")
 
 

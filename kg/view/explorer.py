@@ -23,6 +23,7 @@ from typing import Any
 
 import networkx as nx
 
+from kg.concepts.entities import SYMMETRIC
 from kg.text.chars import utf8
 from kg.view.mapdata import MapSettings
 
@@ -44,7 +45,6 @@ RELATION_GROUPS = (
     ("kind_of", "kind of", "HYPONYM-OF", True), ("kinds", "kinds", "HYPONYM-OF", False),
     ("with", "with", "CONJUNCTION", True),
 )
-_SYMMETRIC = frozenset({"COMPARE", "CONJUNCTION"})
 _GROUP = {(t, head): key for key, _, t, head in RELATION_GROUPS}
 
 
@@ -107,7 +107,7 @@ class Explorer:
                 if (kind, True) not in _GROUP or self.kind.get(other) != "concept":
                     continue
                 out[c].append((_GROUP[kind, True], other, r))
-                out[other].append((_GROUP[kind, kind in _SYMMETRIC], c, r))  # a symmetric one reads the same both ways
+                out[other].append((_GROUP[kind, kind in SYMMETRIC], c, r))  # a symmetric one reads the same both ways
         return out
 
     def _search_index(self) -> list[tuple[str, str, str, str]]:

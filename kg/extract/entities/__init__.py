@@ -95,23 +95,13 @@ def find_entities(texts: list[str], model=None) -> list[PaperEntities]:
     Each text is read on one torch thread (texts side by side on as many threads as torch has), so
     that its result is the same bits whatever the process's thread count: a Dask worker runs one,
     kg build's model process two, and split over two threads a matrix product rounds otherwise."""
-    import torch
+    from kg.extract.embed import one_thread_each
 
     from .model import tokenizer
 
     model = model or load_entity_model()
     tokenizer(), _sentencizer()  # loaded once, before threads share them
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        if threads == 1 or len(texts) < 2:
-            return [_paper_entities(text or "", model) for text in texts]
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            return list(pool.map(lambda text: _paper_entities(text or "", model), texts))
-    finally:
-        torch.set_num_threads(threads)
+    return one_thread_each(lambda text: _paper_entities(text or "", model), list(texts))
 
 
 def _paper_entities(text: str, model) -> PaperEntities:

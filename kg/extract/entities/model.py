@@ -18,7 +18,7 @@ from pathlib import Path
 from kg.errors import ModelError
 from kg.extract.embed import file_sha256
 
-from .scierc import ENTITY_TYPES, RELATION_TYPES
+from .scierc import ENTITY_TYPES, RELATION_TYPES, SYMMETRIC_RELATIONS
 
 __all__ = [
     "ModelConfig", "Encoding", "build_model", "encode_words", "save_weights", "load_model", "weights_path",
@@ -304,9 +304,6 @@ def predict(model, sentences: list[list[str]]):
                 if label:
                     relations.append((i, j, REL_LABELS[label], float(p[label])))
     return entities, decode_relations(relations)
-
-
-SYMMETRIC_RELATIONS = frozenset({"COMPARE", "CONJUNCTION"})
 
 
 def decode_relations(relations: list[tuple[int, int, str, float]]) -> list[tuple[int, int, str, float]]:

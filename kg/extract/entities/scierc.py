@@ -16,11 +16,12 @@ from pathlib import Path
 from kg.errors import InputError
 
 __all__ = [
-    "ENTITY_TYPES", "RELATION_TYPES", "Document", "Prediction", "Scores", "read_scierc", "data_dir",
+    "ENTITY_TYPES", "RELATION_TYPES", "SYMMETRIC_RELATIONS", "Document", "Prediction", "Scores", "read_scierc", "data_dir",
     "word_text", "evaluate", "sentence_bounds",
 ]
 
 ENTITY_TYPES = ("Task", "Method", "Metric", "Material", "OtherScientificTerm", "Generic")
+SYMMETRIC_RELATIONS = frozenset({"COMPARE", "CONJUNCTION"})  # A COMPARE B says B COMPARE A
 RELATION_TYPES = ("USED-FOR", "FEATURE-OF", "HYPONYM-OF", "PART-OF", "COMPARE", "CONJUNCTION", "EVALUATE-FOR")
 PTB_BRACKETS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "``": '"', "''": '"'}
 
