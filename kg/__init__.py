@@ -107,7 +107,7 @@ def stats(graph="outputs/graph.json"):
     G = load_graph(path)
     try:
         typed = typed_figures(G)
-        return graph_stats(G) | ({"entities": typed} if typed else {}) | {
+        return graph_stats(G) | ({"entities": typed} if typed["concepts_with_mentions"] else {}) | {
             "top_concepts": [{"concept": n, "label": l, "papers": c} for n, l, c in top_concepts(G)]}
     except (KeyError, TypeError, ValueError) as e:  # a node or link without what kg build gives it
         from kg.errors import InputError

@@ -18,9 +18,9 @@ def top_concepts(G: nx.Graph, n: int = 10) -> list[tuple[str, str, int]]:
     return sorted(rows, key=lambda r: (-r[2], r[1]))[:n]
 
 
-def typed_figures(G: nx.Graph) -> dict[str, object] | None:
+def typed_figures(G: nx.Graph) -> dict[str, object]:
     """The concepts by voted type and the typed relations between concepts by type (docs/model.md);
-    None for a graph built without typed entities."""
+    all zero for a graph built without typed entities."""
     from collections import Counter
 
     concepts, statements, voted = Counter(), Counter(), 0
@@ -29,8 +29,6 @@ def typed_figures(G: nx.Graph) -> dict[str, object] | None:
             voted += 1
             concepts[d.get("entity_type", "none")] += 1
             statements.update(r["type"] for r in d.get("relations", ()))
-    if not voted:
-        return None
     return {"concepts_with_mentions": voted, "concepts_by_type": dict(sorted(concepts.items())),
             "concept_relations": sum(statements.values()), "concept_relations_by_type": dict(sorted(statements.items()))}
 

@@ -80,19 +80,18 @@ def entity_stats(typed: Iterable[tuple[str, object]], G: nx.Graph) -> dict:
     any, the concepts by voted type, and the typed relations between concepts by type."""
     from collections import Counter
 
+    from kg.graph.stats import typed_figures
+
     mentions, relations, papers = Counter(), Counter(), 0
     for _, found in typed:
         papers += bool(found.entities)
         mentions.update(e.type for e in found.entities)
         relations.update(r.type for r in found.relations)
-    from kg.graph.stats import typed_figures
-
     return {
         "papers_with_mentions": papers,
         "mentions": sum(mentions.values()), "mentions_by_type": dict(sorted(mentions.items())),
         "relations": sum(relations.values()), "relations_by_type": dict(sorted(relations.items())),
-        **(typed_figures(G) or {"concepts_with_mentions": 0, "concepts_by_type": {}, "concept_relations": 0,
-                                "concept_relations_by_type": {}}),
+        **typed_figures(G),
     }
 
 
