@@ -199,11 +199,11 @@ def load_embedder(precision: str = "fp32") -> SentenceEmbedder:
     except Exception as e:  # noqa: BLE001 - any loader failure is one clear model error
         raise ModelError(f"{folder}: the packaged model could not be loaded ({e}); reinstall {MODEL_PACKAGE}") from e
     if precision == "int8":
-        model = _quantized(model)
+        model = quantized(model)
     return SentenceEmbedder(model, precision=precision)
 
 
-def _quantized(model):
+def quantized(model):
     """*model* with every linear layer replaced by its int8 copy (`_int8_linear`)."""
     import torch
 

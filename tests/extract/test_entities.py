@@ -151,6 +151,15 @@ def test_missing_or_corrupt_weights_name_the_file_and_the_command(tmp_path):
         read_record(tmp_path / "entities.safetensors")
 
 
+@pytest.mark.model
+def test_word_pieces_are_each_words_own_and_a_long_abstract_warns_nobody(capfd, caplog):
+    from kg.extract.entities.model import tokenizer, word_pieces
+
+    words = ["Parsing", "naïve", "C++", "e.g.", "\u200b", "", "ﬁne", "日本語", "GPT-4"] * 80  # 720 words, over 512 pieces
+    assert word_pieces(tokenizer(), words) == [tokenizer().encode(w, add_special_tokens=False) for w in words]
+    assert "longer than" not in capfd.readouterr().err + caplog.text  # transformers' warning about the model's limit
+
+
 def test_encoding_is_a_frozen_dataclass():
     encoding = Encoding(((101, 7, 102),), (1,), (1,))
     with pytest.raises(AttributeError):

@@ -21,7 +21,7 @@ from kg.extract.embed import file_sha256
 from .scierc import ENTITY_TYPES, RELATION_TYPES, SYMMETRIC_RELATIONS
 
 __all__ = [
-    "ModelConfig", "Encoding", "build_model", "encode_words", "save_weights", "load_model", "weights_path",
+    "ModelConfig", "Encoding", "build_model", "encode_words", "word_pieces", "save_weights", "load_model", "weights_path",
     "decode_entities", "decode_relations", "predict", "candidate_spans", "same_sentence_pairs", "RETRAIN_COMMAND", "NER_LABELS", "REL_LABELS",
 ]
 
@@ -84,11 +84,20 @@ def _windows(pieces: list[list[int]], sentences: list[int], limit: int = WINDOW)
     return windows
 
 
+def word_pieces(tokenizer, words: list[str]) -> list[list[int]]:
+    """The word pieces of each word, as ``tokenizer.encode(word)`` gives them one by one, in one
+    call of the Rust tokenizer (twenty times faster: 0.6 ms an abstract instead of 12)."""
+    encoded = tokenizer(words, is_split_into_words=True, add_special_tokens=False, truncation=False, padding=False)
+    pieces: list[list[int]] = [[] for _ in words]
+    for piece, word in zip(encoded["input_ids"], encoded.word_ids()):
+        pieces[word].append(piece)
+    return pieces
+
+
 def encode_words(tokenizer, sentences: list[list[str]]) -> Encoding:
     """Word pieces of an abstract's words (already as text, not PTB escapes), in windows."""
     words = [w for sentence in sentences for w in sentence]
-    pieces = [tokenizer.encode(w, add_special_tokens=False) or [tokenizer.unk_token_id] for w in words]
-    pieces = [p[:WINDOW] for p in pieces]
+    pieces = [p[:WINDOW] or [tokenizer.unk_token_id] for p in word_pieces(tokenizer, words)]
     windows, first, last, offset = [], [0] * len(words), [0] * len(words), 0
     for window in _windows(pieces, [len(s) for s in sentences]):
         ids = [tokenizer.cls_token_id]
@@ -153,6 +162,19 @@ def build_model(encoder, config: ModelConfig):
             ends = torch.tensor([encoding.last[e] for _, e in spans], dtype=torch.long)
             widths = torch.tensor([min(e - s, config.max_width - 1) for s, e in spans], dtype=torch.long)
             return torch.cat([hidden[starts], hidden[ends], self.width(widths)], dim=-1)
+
+        def span_logits(self, hidden, encoding: Encoding, spans):
+            """Entity logits of *spans*: `ner` on their representations, its first layer applied
+            per word piece and summed per span (W [start; end; width] = W_s start + W_e end +
+            W_w width), one product per piece instead of one per span (eight a word)."""
+            first, size = self.ner[0], hidden.shape[-1]
+            starts = torch.tensor([encoding.first[s] for s, _ in spans], dtype=torch.long)
+            ends = torch.tensor([encoding.last[e] for _, e in spans], dtype=torch.long)
+            widths = torch.tensor([min(e - s, config.max_width - 1) for s, e in spans], dtype=torch.long)
+            by_start = hidden @ first.weight[:, :size].T
+            by_end = hidden @ first.weight[:, size : 2 * size].T
+            by_width = self.width.weight @ first.weight[:, 2 * size :].T + first.bias
+            return self.ner[1:](by_start[starts] + by_end[ends] + by_width[widths])
 
         def between(self, hidden, encoding: Encoding, spans, pairs):
             """Max-pooled hidden states of the word pieces between the two spans of each pair
@@ -243,8 +265,14 @@ def read_record(path: Path) -> dict:
     return meta
 
 
-def load_model(path: Path | None = None):
-    """The trained model, in eval mode, checked against its recorded checksum."""
+def load_model(path: Path | None = None, precision: str = "int8"):
+    """The trained model, in eval mode, checked against its recorded checksum.
+
+    ``precision="int8"`` (what kg runs) quantizes the encoder's linear layers as the keyphrase
+    model's are (`kg.extract.embed.quantized`: a scale per output channel and per token, exact
+    integer products, so the same bits on every CPU): on SciERC dev, the same F1 as fp32 within
+    half a point, in two thirds of the time. PyTorch's dynamic quantization, one activation scale
+    per matrix, cost 4 entity and 7 relation points. ``"fp32"``: the weights as trained."""
     import torch
     from safetensors.torch import load_file
     from transformers import AutoModel
@@ -264,6 +292,12 @@ def load_model(path: Path | None = None):
         model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()}, strict=False)
     except (RuntimeError, OSError, ValueError) as e:
         raise ModelError(f"{path}: cannot load the entity model ({e}); rebuild it with `{RETRAIN_COMMAND}`") from e
+    if precision not in ("fp32", "int8"):
+        raise ModelError(f"unknown precision {precision!r}; use fp32 or int8")
+    if precision == "int8":
+        from kg.extract.embed import quantized
+
+        quantized(model.encoder)
     model.eval()
     return model, meta
 
@@ -274,7 +308,9 @@ def tokenizer():
 
     from kg.extract.embed import model_path
 
-    return AutoTokenizer.from_pretrained(str(model_path()))
+    # encode_words cuts an abstract into windows the model takes; the tokenizer's own limit would
+    # only warn, on stderr, about a whole abstract longer than one window.
+    return AutoTokenizer.from_pretrained(str(model_path()), model_max_length=10**9)
 
 
 def predict(model, sentences: list[list[str]]):
@@ -289,8 +325,7 @@ def predict(model, sentences: list[list[str]]):
     with torch.inference_mode():
         hidden = model.hidden(encoding)
         spans = candidate_spans([len(s) for s in sentences], model.config.max_width)
-        vectors = model.spans(hidden, encoding, spans)
-        found = decode_entities(spans, model.ner(vectors).softmax(-1))
+        found = decode_entities(spans, model.span_logits(hidden, encoding, spans).softmax(-1))
         entities = [(s, e, NER_LABELS[label], score) for s, e, label, score in found]
         pairs = same_sentence_pairs([(s, e) for s, e, _, _ in found], [len(s) for s in sentences])
         relations = []

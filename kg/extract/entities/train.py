@@ -105,8 +105,7 @@ def train(args) -> dict:
         for step, k in enumerate(order, 1):
             encoding, spans, span_labels, entities, types, pairs, pair_labels = examples[k]
             hidden = model.hidden(encoding)
-            vectors = model.spans(hidden, encoding, spans)
-            loss = ner_loss(model.ner(vectors), torch.tensor(span_labels)) / max(1, len(train_docs[k].sentences))
+            loss = ner_loss(model.span_logits(hidden, encoding, spans), torch.tensor(span_labels)) / max(1, len(train_docs[k].sentences))
             if pairs:
                 entity_vectors = model.spans(hidden, encoding, entities)
                 logits = model.pairs(entity_vectors, types, pairs, hidden, encoding, entities)
