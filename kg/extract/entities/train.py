@@ -82,6 +82,7 @@ def train(args) -> dict:
     config = ModelConfig(context=args.context, layers=args.layers)
     model = build_model(AutoModel.from_pretrained(str(model_path())), config)
     examples = [example(d, config.max_width) for d in train_docs]
+    targets = teacher_targets(Path(args.teacher), examples) if args.teacher else None
     encoder = [p for n, p in model.named_parameters() if n.startswith("encoder.") and p.requires_grad]
     heads = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
     optimizer = torch.optim.AdamW(
@@ -105,11 +106,18 @@ def train(args) -> dict:
         for step, k in enumerate(order, 1):
             encoding, spans, span_labels, entities, types, pairs, pair_labels = examples[k]
             hidden = model.hidden(encoding)
-            loss = ner_loss(model.span_logits(hidden, encoding, spans), torch.tensor(span_labels)) / max(1, len(train_docs[k].sentences))
+            span_logits = model.span_logits(hidden, encoding, spans)
+            loss = ner_loss(span_logits, torch.tensor(span_labels))
+            if targets:
+                loss = (1 - args.distill) * loss + args.distill * soft_loss(span_logits, targets[k][0])
             if pairs:
                 entity_vectors = model.spans(hidden, encoding, entities)
                 logits = model.pairs(entity_vectors, types, pairs, hidden, encoding, entities)
-                loss = loss + rel_loss(logits, torch.tensor(pair_labels)) / max(1, len(train_docs[k].sentences))
+                pair_loss = rel_loss(logits, torch.tensor(pair_labels))
+                if targets:
+                    pair_loss = (1 - args.distill) * pair_loss + args.distill * soft_loss(logits, targets[k][1])
+                loss = loss + pair_loss
+            loss = loss / max(1, len(train_docs[k].sentences))
             (loss / args.accumulate).backward()
             total += loss.item()
             if step % args.accumulate == 0 or step == len(order):
@@ -127,7 +135,42 @@ def train(args) -> dict:
         if scores.entity_f1 + scores.relation_f1 > best:
             best, best_epoch, best_scores = scores.entity_f1 + scores.relation_f1, epoch, scores
             meta = save_weights(model, out, record(args, best_epoch, best_scores, baseline, history, train_docs, dev_docs))
+    return record_int8(out, meta, dev_docs)
+
+
+def record_int8(path: Path, meta: dict, dev_docs) -> dict:
+    """*meta* with the dev scores of the written weights as kg runs them (int8, `load_model`), saved beside them."""
+    from .model import load_model
+
+    meta = {**meta, "dev_int8": dev_scores(load_model(path)[0], dev_docs).to_json()}
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta
+
+
+def teacher_targets(path: Path, examples) -> list:
+    """A trained model's class probabilities (fp32) for each example's candidate spans and gold
+    entity pairs: the soft targets a smaller model learns beside the gold labels (distillation)."""
+    import torch
+
+    from .model import load_model
+
+    teacher, _ = load_model(path, precision="fp32")
+    targets = []
+    with torch.no_grad():  # not inference_mode: the targets enter the student's autograd graph
+        for encoding, spans, _, entities, types, pairs, _ in examples:
+            hidden = teacher.hidden(encoding)
+            span_p = teacher.span_logits(hidden, encoding, spans).softmax(-1)
+            pair_p = None
+            if pairs:
+                vectors = teacher.spans(hidden, encoding, entities)
+                pair_p = teacher.pairs(vectors, types, pairs, hidden, encoding, entities).softmax(-1)
+            targets.append((span_p, pair_p))
+    return targets
+
+
+def soft_loss(logits, probabilities):
+    """Cross-entropy of *logits* against the teacher's *probabilities*, summed over rows."""
+    return -(probabilities * logits.log_softmax(-1)).sum()
 
 
 def record(args, best_epoch, scores, baseline, history, train_docs, dev_docs) -> dict:
@@ -137,7 +180,8 @@ def record(args, best_epoch, scores, baseline, history, train_docs, dev_docs) ->
         "seed": args.seed, "command": "python -m kg.extract.entities.train " + " ".join(sys.argv[1:]),
         "epochs": args.epochs, "best_epoch": best_epoch, "train_abstracts": len(train_docs),
         "dev_abstracts": len(dev_docs), "lr": args.lr, "head_lr": args.head_lr, "accumulate": args.accumulate,
-        "none_weight": args.none_weight, "dev": scores.to_json(), "dev_baseline": baseline.to_json(),
+        "none_weight": args.none_weight, "teacher": args.teacher and Path(args.teacher).name, "distill": args.distill,
+        "dev": scores.to_json(), "dev_baseline": baseline.to_json(),
         "history": history, "entity_types": list(ENTITY_TYPES),
     }
 
@@ -159,8 +203,10 @@ def main(argv=None) -> None:
                         help="relations also read the words between the two spans (dev relation F1 33 against 27 without)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--layers", type=int, default=None, help="train on the encoder's first N layers only (default: all 6)")
+    parser.add_argument("--teacher", help="weights of a trained model whose probabilities the new one also learns (distillation)")
+    parser.add_argument("--distill", type=float, default=0.5, help="weight of the teacher's targets against the gold labels")
     meta = train(parser.parse_args(argv))
-    print(json.dumps({k: meta[k] for k in ("file", "sha256", "bytes", "best_epoch", "dev")}, indent=1))
+    print(json.dumps({k: meta[k] for k in ("file", "sha256", "bytes", "best_epoch", "dev", "dev_int8")}, indent=1))
 
 
 if __name__ == "__main__":
