@@ -170,6 +170,22 @@ class SentenceEmbedder:
         return self._model
 
 
+def quiet_transformers() -> None:
+    """Offline, and no progress bar or notice from the loaders: on the command line (even with
+    ``kg build -q``) they are noise. Called by every loader of a packaged model."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:
+        pass
+
+
 @lru_cache(maxsize=2)
 def load_embedder(precision: str = "fp32") -> SentenceEmbedder:
     """The packaged all-MiniLM-L6-v2, checked and loaded once per process, offline.
@@ -179,17 +195,7 @@ def load_embedder(precision: str = "fp32") -> SentenceEmbedder:
     """
     if precision not in ("fp32", "int8"):
         raise ModelError(f"unknown precision {precision!r}; use fp32 or int8")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:  # the loader's own progress bar is noise on the command line
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-    except ImportError:
-        pass
+    quiet_transformers()
     folder = model_path()
     verify_model(folder)
     try:

@@ -277,10 +277,11 @@ def load_model(path: Path | None = None, precision: str = "int8"):
     from safetensors.torch import load_file
     from transformers import AutoModel
 
-    from kg.extract.embed import model_path, verify_model
+    from kg.extract.embed import model_path, quiet_transformers, verify_model
 
     path = path or weights_path()
     meta = read_record(path)
+    quiet_transformers()
     folder = model_path()
     verify_model(folder)
     model = build_model(AutoModel.from_pretrained(str(folder)), ModelConfig(**meta["config"]))
