@@ -13,7 +13,14 @@ from kg.rdf.statements import to_rdf
 from kg.rdf.write import serialize
 from kg.sparql.catalogue import catalogue, probe_query, ranked_cut, read_query
 from kg.sparql.engine import format_result
-from kg.sparql.ranking import Key, Ranking, cut_ties, order_keys, parse_ranking, tie_note
+from kg.sparql.ranking import (
+    Key,
+    Ranking,
+    cut_ties,
+    order_keys,
+    parse_ranking,
+    tie_note,
+)
 
 CATALOGUE = catalogue()
 RANKED = sorted(name for name, q in CATALOGUE.items() if q.ranking is not None)
