@@ -25,7 +25,7 @@ def build(paths=("seeds",), out="outputs", **options):
     return _build(paths, out, **options)
 
 
-def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_graph=()):
+def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_graph=(), ties=True):
     """Run a query (a ``.rq`` path or a name in ``queries/``) on *graph*; returns a `QueryResult`.
 
     *bind* holds ``NAME=VALUE`` strings or a name -> pyoxigraph term mapping; a paged query
@@ -33,6 +33,8 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
     ``next_offset`` is that of the next page when this one is full. With *endpoint*
     (a SPARQL endpoint URL) the query runs there instead, over *default_graph* (IRIs of named
     graphs, sent as ``default-graph-uri``) when given; see `kg.sparql.remote.query_endpoint`.
+    A ranked query (its header's ``Ranked by:``) whose cut falls inside a tie says so in the
+    result's ``ties`` (one query more, when the answer reaches its cut; *ties* False skips it).
     """
     from dataclasses import replace
 
@@ -47,19 +49,44 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
     from kg.sparql.engine import load_store, run_query
 
     canned = read_query(find_query(query))
-    bind = check_bindings(canned, bind)  # the parameters its header declares: names, types, required ones
+    bind = checked = check_bindings(canned, bind)  # the parameters its header declares: names, types, required ones
     bound = _bound_values(bind, skip=catalogue.PAGE_VARIABLES)
     page, bind = split_page(canned, bind)  # a paged query's limit and offset (docs/cli.md)
     text = paged_text(canned, page)
     if endpoint is not None:
         from kg.sparql.remote import query_endpoint
 
-        result = query_endpoint(endpoint, text, bind=bind, default_graph=default_graph)
+        def run(text, bind):
+            return query_endpoint(endpoint, text, bind=bind, default_graph=default_graph)
     else:
-        result = run_query(load_store(graph), text, bind)
+        store = load_store(graph)
+
+        def run(text, bind):
+            return run_query(store, text, bind)
+    result = run(text, bind)
     if page is not None and page.limit and len(result.rows) == page.limit:
         result = replace(result, next_offset=page.offset + page.limit)
-    return replace(result, bound=bound)
+    return replace(result, bound=bound, ties=_ties(canned, checked, result, run) if ties else ())
+
+
+def _ties(canned, bind, result, run) -> tuple[str, ...]:
+    """Notes for the cuts of ranked query *canned* that fall inside a tie: the query is asked again
+    for one row more a group (only when a group of *result* reached the cut), and row N and N+1 compared."""
+    from kg.sparql.catalogue import probe_query, ranked_cut
+    from kg.sparql.ranking import cut_ties, tie_note
+
+    n, ranking = ranked_cut(canned, bind), canned.ranking
+    if n is None or result.kind != "select" or not result.rows:
+        return ()
+    group = result.variables.index(ranking.group) if ranking.group in result.variables else None
+    sizes = {}
+    for row in result.rows:
+        key = row[group] if group is not None else None
+        sizes[key] = sizes.get(key, 0) + 1
+    if max(sizes.values()) < n and result.next_offset is None:
+        return ()  # no group reached the cut (a page cut short is asked about, as it may have)
+    probe = run(*probe_query(canned, bind, n))
+    return tuple(tie_note(ranking, t, len(sizes) > 1) for t in cut_ties(ranking, n, probe.variables, probe.rows, set(sizes)))
 
 
 def _bound_values(bind, skip=()) -> tuple[tuple[str, str], ...]:

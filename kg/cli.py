@@ -213,6 +213,9 @@ def query(query, graph, bindings, fmt, endpoint, default_graphs) -> None:
         raise click.UsageError("--default-graph needs --endpoint")
     result = kg.query(query, graph=graph, bind=bindings, endpoint=endpoint, default_graph=default_graphs)
     click.echo(format_result(result, fmt), nl=False, color=True)  # the data as it is: click strips escape sequences otherwise
+    if fmt != "table":  # the table says them under its rows; data for programs stays data
+        for note in result.ties:
+            click.echo(printable(note), err=True)
     if result.next_offset is not None:
         click.echo(f"a page of {len(result.rows)} rows; the next: --bind offset={result.next_offset}, all of them: --bind limit=0",
                    err=True)

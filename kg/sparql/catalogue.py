@@ -22,6 +22,7 @@ from pathlib import Path
 from kg.errors import QueryError
 from kg.resources import data_dir
 from kg.sparql.bindings import bind_text, query_variables, substitute
+from kg.sparql.ranking import Ranking, parse_ranking
 
 _QUERY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 PAGE_ROWS = 100  # rows of a page when no limit is given
@@ -109,6 +110,7 @@ class CannedQuery:
     paged: bool = False  # its header has a "Paged" section: it takes limit and offset
     parameters: tuple[Parameter, ...] = ()  # its declared bindings (the page's too), in header order
     declared: bool = False  # its header declares its bindings (a Bindings section): others are refused
+    ranking: Ranking | None = None  # its header's "Ranked by:" line: a query answering its first N rows
 
     def parameter(self, name: str) -> Parameter | None:
         return next((p for p in self.parameters if p.name == name), None)
@@ -126,7 +128,8 @@ class CannedQuery:
         return {"name": self.name, "summary": self.summary, "description": self.description,
                 "variables": [{"name": k, "description": v} for k, v in self.variables],
                 "parameters": [p.as_json() for p in self.parameters],
-                "examples": list(self.examples), "text": self.text, "paged": self.paged}
+                "examples": list(self.examples), "text": self.text, "paged": self.paged,
+                "ranking": self.ranking.as_json() if self.ranking else None}
 
 
 def queries_dir() -> Path:
@@ -184,13 +187,15 @@ def read_query(path: Path) -> CannedQuery:
             if example:
                 examples.append(example)
     paged = any(line.startswith("Paged") for line in header)
+    ranked = next((line.removeprefix("Ranked by:") for line in header if line.startswith("Ranked by:")), None)
     if paged:
         variables.update((k, v) for k, v in PAGE_VARIABLES.items() if k not in variables)
         parameters.update((k, Parameter(k, "integer", v, default=str(PAGE_ROWS if k == "limit" else 0)))
                           for k, v in PAGE_VARIABLES.items() if k not in parameters)
     return CannedQuery(name=path.stem, path=path, text=text, summary=header[0].strip() if header else "",
                        description="\n".join(header), variables=tuple(variables.items()), examples=tuple(examples), paged=paged,
-                       parameters=tuple(parameters.values()), declared=declared)
+                       parameters=tuple(parameters.values()), declared=declared,
+                       ranking=parse_ranking(ranked) if ranked is not None else None)
 
 
 def _example(line: str) -> dict[str, str]:
@@ -313,6 +318,53 @@ def paged_text(query: CannedQuery, page: Page | None) -> str:
         inner = f"LIMIT {page.limit or ALL_ROWS}" + (f" OFFSET {page.offset}" if page.offset else "")
         return _PAGE_MARK.sub(lambda m: m.group(1) + inner, text, count=1)
     return text.rstrip("\n") + ("\n" + cut if cut else "") + "\n"
+
+
+def ranked_cut(query: CannedQuery, bindings: Mapping[str, object] | Iterable[str]) -> int | None:
+    """How many rows (a group's) a ranked *query* keeps with *bindings*: its ``?top`` as given (else
+    its default) or its fixed number; None when it is not ranked or keeps them all (top 0)."""
+    ranking = query.ranking
+    if ranking is None:
+        return None
+    if isinstance(ranking.top, int):
+        return ranking.top or None
+    given = _given(bindings).get(ranking.top)
+    p = query.parameter(ranking.top)
+    value = given if given is not None else (p.default if p else None)
+    try:
+        n = int(str(value).strip().strip('"'))
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
+
+
+def _given(bindings: Mapping[str, object] | Iterable[str]) -> dict[str, str]:
+    if isinstance(bindings, Mapping):
+        return {str(k).lstrip("?$"): str(getattr(v, "value", v)) for k, v in bindings.items()}
+    return {k.strip().lstrip("?$"): v for k, _, v in (b.partition("=") for b in bindings)}
+
+
+def probe_query(query: CannedQuery, bindings: Mapping[str, object] | list[str], n: int) -> tuple[str, Mapping | list]:
+    """The text and bindings (as `split_page` leaves them) of ranked *query* asked for *n* + 1
+    rows a group, on one page of every row: what `kg.sparql.ranking.cut_ties` reads the row after
+    the cut from. A fixed cut is the query's last ``LIMIT``, written one higher."""
+    ranking = query.ranking
+    top = ranking.top if ranking is not None and isinstance(ranking.top, str) else None
+    skip = {*PAGE_VARIABLES, *([top] if top else [])}
+    if isinstance(bindings, Mapping):
+        rest: Mapping | list = {k: v for k, v in bindings.items() if str(k).lstrip("?$") not in skip}
+        if top:
+            import pyoxigraph as ox
+
+            rest[top] = ox.Literal(str(n + 1), datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
+    else:
+        rest = [b for b in bindings if b.partition("=")[0].strip().lstrip("?$") not in skip] + ([f"{top}={n + 1}"] if top else [])
+    text = paged_text(query, Page(limit=0) if query.paged else None)
+    if top is None:
+        text, found = re.subn(rf"\bLIMIT\s+{n}(\s*)$", rf"LIMIT {n + 1}\1", text, flags=re.IGNORECASE)
+        if not found:
+            raise QueryError(f"query {query.name!r} declares its first {n} rows but does not end with LIMIT {n}")
+    return text, rest
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ class QueryResult:
     kind: str = "select"
     next_offset: int | None = None  # a paged query's full page: the offset of the next one
     bound: tuple[tuple[str, str], ...] = ()  # (name, value) of the bindings given: a table says them once
+    ties: tuple[str, ...] = ()  # a ranked query's cut that falls inside a tie, said under a table (kg.sparql.ranking)
 
 
 def term_value(term: dict) -> str:
@@ -176,8 +177,12 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
 def format_table(result: QueryResult, width: int | None = None) -> str:
     """*result* as an aligned table of at most *width* columns (the terminal's, `TABLE_WIDTH`
     when not a terminal): see `table_view`; long cells are cut with an ellipsis, the widest
-    column first, numbers are right-aligned, and columns that cannot fit are left out and said."""
+    column first, numbers are right-aligned, and columns that cannot fit are left out and said.
+    Under the rows, a note for each cut of a ranked answer that falls inside a tie (``ties``)."""
     import shutil
+    import textwrap
+
+    from kg.text.files import printable
 
     if width is None:
         width = shutil.get_terminal_size((TABLE_WIDTH, 24)).columns
@@ -212,4 +217,6 @@ def format_table(result: QueryResult, width: int | None = None) -> str:
     out = [fit(n, width) for n in notes]
     out += [line(columns), line(["-" * w for w in widths])] + [line(r) for r in cells]
     out.append(f"({len(cells)} row{'s' if len(cells) != 1 else ''})")
+    for note in result.ties:  # wrapped, not cut: a reader needs all of it
+        out += textwrap.wrap(printable(" ".join(note.split())), width, subsequent_indent="  ")
     return "\n".join(out) + "\n"

@@ -651,6 +651,15 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
             page.wait_for_selector("#kg-query-status[data-state=done]")
             assert page.locator("#kg-query-table tbody tr").count() == len(expected_rows)
             assert page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)")[:2] == ["concept", "conceptLabel"]
+            # ... in a pane under the map, as wide as it, each cell one line: twelve columns read across
+            pane, shown = page.locator("#kg-query-pane").bounding_box(), page.locator("#kg-map").bounding_box()
+            assert abs(pane["width"] - shown["width"]) < 2 and pane["y"] >= shown["y"] + shown["height"] - 1, (pane, shown)
+            assert page.locator("#kg-query-table thead th").count() == 12
+            heights = page.eval_on_selector_all("#kg-query-table tbody tr", "trs => trs.map(t => t.getBoundingClientRect().height)")
+            assert max(heights) < 30, heights  # no cell wraps onto a second line
+            page.screenshot(path=str(tmp_path / "explorer-query.png"))
+            page.click("#kg-query-close")
+            assert page.locator("#kg-query-pane").is_hidden()
 
             # filters: one venue
             icml = page.evaluate("kgApp.M.V.label.indexOf('ICML')")

@@ -1,6 +1,8 @@
 /* kg map page, served by kg serve: the canned queries of /queries, each with an input per
    variable, run on the live endpoint (/api/query: values are bound, never pasted into the
-   text), the result as a table whose IRIs of the graph's nodes focus them on the map. */
+   text), the result as a table whose IRIs of the graph's nodes focus them on the map. The
+   table opens in a pane under the map, as wide as it (the panel is too narrow for a row of
+   a dozen columns), and scrolls both ways; Close gives the map its room back. */
 (function (kg) {
   "use strict";
   var ROWS = 1000;
@@ -46,6 +48,7 @@
         box.appendChild(label);
       });
       $("kg-query-result").replaceChildren();
+      $("kg-query-pane").hidden = true;
       $("kg-query-status").textContent = q.variables.length ? "Empty fields stay unbound; values are bound, never pasted." : "";
     }
 
@@ -61,8 +64,16 @@
         td.appendChild(b);
       } else {
         td.textContent = term.value;
+        if (/^-?[\d.]+(e-?\d+)?$/.test(term.value)) td.className = "kg-num";
       }
+      td.title = term.value;
       return td;
+    }
+
+    function open(what) {
+      $("kg-query-title").textContent = $("kg-query-name").value;
+      $("kg-query-count").textContent = what;
+      $("kg-query-pane").hidden = false;
     }
 
     function render(res, ms) {
@@ -70,6 +81,7 @@
       if (Object.prototype.hasOwnProperty.call(res, "boolean")) {
         box.replaceChildren(el("p", String(res.boolean)));
         status.textContent = "in " + Math.round(ms) + " ms";
+        open(status.textContent);
         status.setAttribute("data-state", "done");
         return;
       }
@@ -89,6 +101,7 @@
       status.textContent = kg.core.plural(rows.length, "row") + " in " + Math.round(ms) + " ms" +
         (rows.length > ROWS ? " (the first " + ROWS + " shown)" : "");
       status.setAttribute("data-state", "done");
+      open(status.textContent);
     }
 
     async function run() {
@@ -105,6 +118,7 @@
         render(res, performance.now() - t0);
       } catch (e) {
         $("kg-query-result").replaceChildren(el("p", e.message, "kg-error"));
+        open("failed");
         status.textContent = "failed";
         status.setAttribute("data-state", "error");
       }
@@ -112,6 +126,7 @@
 
     $("kg-query-name").addEventListener("change", show);
     $("kg-query-run").addEventListener("click", run);
+    $("kg-query-close").addEventListener("click", function () { $("kg-query-pane").hidden = true; });
     getJSON("/queries").then(function (found) {
       queries = found;
       found.forEach(function (q) {
