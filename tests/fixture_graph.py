@@ -234,9 +234,9 @@ def fixture_types() -> ConceptTypes:
     return ConceptTypes(_VOTES, relations)
 
 
-def fixture_graph(*, typed: bool = True) -> nx.Graph:
+def fixture_graph(*, typed: bool = True, types: ConceptTypes | None = None) -> nx.Graph:
     """The fixture graph: 6 papers, 10 concepts (one generic), 2 venues (see the module docstring);
-    with the concepts' types and typed relations unless not *typed*."""
+    with the concepts' types and typed relations unless not *typed* (*types* instead of the fixture's)."""
     papers = [
         Paper(pid, abstract, abstract, title=title, venue=venue, year=year, source_id=source_id, urls=urls, sources=(source,),
               authors=_AUTHORS[pid][0], doi=_AUTHORS[pid][1], arxiv=_AUTHORS[pid][2])
@@ -262,7 +262,7 @@ def fixture_graph(*, typed: bool = True) -> nx.Graph:
         "kg_version": "0.1.0",
     }
     labels = {pid: d[0] for pid, d in _PAPERS.items()}
-    G = build_graph(papers, keyphrases, ConceptIndex(concepts, assignment), labels, metadata=metadata, types=fixture_types() if typed else None)
+    G = build_graph(papers, keyphrases, ConceptIndex(concepts, assignment), labels, metadata=metadata, types=(types or fixture_types()) if typed else None)
     add_map(G)  # as the build does: clusters and positions
     return G
 

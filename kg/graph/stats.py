@@ -161,7 +161,7 @@ def _subject_edges(G: nx.Graph) -> list[tuple[str, str]]:
 
 
 def _papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]], ancestors, papers: Container[str] | None = None) -> dict[str, set[str]]:
-    """`papers_under`, with *ancestors* giving `_ancestors` of a concept of *G*, and *papers*
+    """`papers_under`, with *ancestors* giving `ancestors_of` of a concept of *G*, and *papers*
     G's paper nodes if the caller has them."""
     if papers is None:
         nodes = G.nodes
@@ -187,7 +187,7 @@ def _papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]], ancestors, pa
 
 
 def ancestry(G: nx.Graph):
-    """A function giving `_ancestors` of a concept of *G*, each worked out once: below a single
+    """A function giving `ancestors_of` of a concept of *G*, each worked out once: below a single
     broader concept, a concept's ancestors are itself then its broader concept's ancestors."""
     nodes = G.nodes
     known: dict[str, list[str]] = {}
@@ -200,20 +200,20 @@ def ancestry(G: nx.Graph):
         while c not in known:
             broader = nodes[c].get("broader", [])
             if len(broader) != 1 or c in chain:  # the top, a fork or a cycle: a search of its own
-                known[c] = _ancestors(G, c)
+                known[c] = ancestors_of(G, c)
                 break
             chain.append(c)
             c = broader[0]
         for c in reversed(chain):
             if c not in known:
                 above = known[nodes[c]["broader"][0]]
-                known[c] = [c, *above] if c not in above else _ancestors(G, c)
+                known[c] = [c, *above] if c not in above else ancestors_of(G, c)
         return known[concept]
 
     return ancestors
 
 
-def _ancestors(G: nx.Graph, concept: str) -> list[str]:
+def ancestors_of(G: nx.Graph, concept: str) -> list[str]:
     """The concept and every broader concept above it."""
     out, todo = [], [concept]
     while todo:
