@@ -112,7 +112,7 @@ def test_map_json_has_vosviewers_documented_fields(vos):
     assert ft["scores"] == {"Avg. pub. year": round((2024 + 2024 + 2025) / 3, 2)}
     assert vos["network"]["clusters"] == [
         {"cluster": 1, "label": "memory efficiency / fine-tuning / zeroth-order optimization"},
-        {"cluster": 2, "label": "stochastic zeroth-order optimization / stochastic gradient descent / federated learning"}]
+        {"cluster": 2, "label": "stochastic gradient descent / federated learning"}]
     assert vos["info"]["title"] == "fixture"
     strengths = {(link["source_id"], link["target_id"]): link["strength"] for link in vos["network"]["links"]}
     assert strengths[("concept:fine-tuning", "concept:large-language-model")] == 2
