@@ -67,7 +67,7 @@ G = load_graph({graph!r})
 out = {{"method": method}}
 if method != "kg":
     cmap = concept_map(G)
-    clusters = find_communities(cmap)
+    clusters = list(find_communities(cmap).membership)
     import igraph as ig
     g = ig.Graph(n=len(cmap.nodes), edges=list(cmap.links))
     w = list(cmap.weights)
@@ -79,7 +79,7 @@ if method == "kg":
     add_map(G)
     cmap = concept_map(G)
     xy = [(G.nodes[n]["x"], G.nodes[n]["y"]) for n in cmap.nodes]
-    membership = [G.nodes[n]["cluster"] - 1 for n in cmap.nodes]
+    membership = [G.nodes[n].get("cluster", len(G.graph["clusters"]) + 1) - 1 for n in cmap.nodes]  # no cluster: one group
     cpu = time.process_time() - t
     import igraph as ig
     g = ig.Graph(n=len(cmap.nodes), edges=list(cmap.links))

@@ -35,8 +35,8 @@ The map (`kg.graph.layout.add_map`, as the build runs it) places the 7 concepts 
 share and, to fill a small map, stochastic-zeroth-order-optimization (one paper; not
 language-model, none) in two clusters: 1 "memory efficiency / fine-tuning / zeroth-order
 optimization" (those three, large-language-model and optimization; the dominant cluster of P1, P3,
-P4 and P5) and 2 "stochastic zeroth-order optimization / stochastic gradient descent / federated
-learning" (those three; P2 and P6).
+P4 and P5) and 2 "stochastic gradient descent / federated learning" (those two and
+stochastic-zeroth-order-optimization, which, of one paper, names no cluster; P2 and P6).
 
 Authors (in byline order) and identifiers, as a BibTeX or OpenAlex input gives them:
 

@@ -20,12 +20,15 @@ class ConceptMap:
     """The concepts on the map and the links between them, in a fixed order: *nodes* sorted by
     id; *links* (i, j), i < j, sorted, each with its *weight* (association strength scaled to a
     mean of 1; a ``skos:broader`` link weighs at least 1) and *count* (papers sharing both
-    concepts, 0 for a broader link between concepts that share none)."""
+    concepts, 0 for a broader link between concepts that share none); and each node's number of
+    *papers* (empty when not known, as in a map made by hand), which tell the clusters whether a
+    community is one paper's (`kg.graph.clusters`)."""
 
     nodes: tuple[str, ...]
     links: tuple[tuple[int, int], ...]
     weights: tuple[float, ...]
     counts: tuple[int, ...]
+    papers: tuple[int, ...] = ()
 
 
 def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS, min_concepts: int = MAP_MIN_CONCEPTS) -> ConceptMap:
@@ -66,7 +69,8 @@ def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS, min_concepts: 
                 weights[pair] = max(weights.get(pair, 0.0), 1.0)
                 counts.setdefault(pair, 0)
     links = tuple(sorted(weights))
-    return ConceptMap(nodes, links, tuple(weights[p] for p in links), tuple(counts[p] for p in links))
+    papers = tuple(int(G.nodes[u].get("papers") or 0) for u in nodes)
+    return ConceptMap(nodes, links, tuple(weights[p] for p in links), tuple(counts[p] for p in links), papers)
 
 
 def _map_concepts(G: nx.Graph, adjacency: dict, min_papers: int, min_concepts: int) -> list[str]:

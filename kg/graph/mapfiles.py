@@ -35,7 +35,7 @@ _MAP_LINKS = ("cooccurs", "subject", "venue")  # the kinds of G's edges that are
 
 
 def _placed(G: nx.Graph) -> set[str]:
-    return {n for n, d in G.nodes(data=True) if "x" in d and (d.get("kind") != "concept" or "cluster" in d)}
+    return {n for n, d in G.nodes(data=True) if "x" in d}
 
 
 def _map_nodes(G: nx.Graph, placed: set[str]):
@@ -145,11 +145,11 @@ def _copy(src, dst, n: int, size: int = 1 << 20) -> None:
 def vosviewer_map(G: nx.Graph, *, title: str = "kg") -> dict:
     """The map of *G* in VOSviewer Online's JSON format: ``{"network": {"items", "links",
     "clusters"}, "config", "info"}``. Items are the placed concepts (``id`` their node id, ``label``,
-    ``x``, ``y`` with y upwards as VOSviewer draws it, ``cluster`` when at most 1,000, ``weights``
+    ``x``, ``y`` with y upwards as VOSviewer draws it, ``cluster`` when it has one of at most 1,000, ``weights``
     Links / Total link strength / Occurrences, ``scores`` Avg. pub. year of their papers (null
     when none has a year)); links are their co-occurrences (``strength``: papers sharing both)."""
     items, links = [], []
-    concepts = sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "concept" and "x" in d and "cluster" in d)
+    concepts = sorted(n for n, d in G.nodes(data=True) if d.get("kind") == "concept" and "x" in d)
     on_map = set(concepts)
     degree: dict[str, int] = defaultdict(int)
     strength: dict[str, int] = defaultdict(int)
@@ -164,7 +164,7 @@ def vosviewer_map(G: nx.Graph, *, title: str = "kg") -> dict:
         d = G.nodes[n]
         years = [G.nodes[p]["year"] for p, e in G[n].items() if e.get("kind") == "subject" and G.nodes[p].get("year") is not None]
         item = {"id": n, "label": d["label"], "x": d["x"], "y": -d["y"]}
-        if d["cluster"] <= VOSVIEWER_MAX_CLUSTER:
+        if d.get("cluster") is not None and d["cluster"] <= VOSVIEWER_MAX_CLUSTER:
             item["cluster"] = int(d["cluster"])
         item["weights"] = {"Links": degree[n], "Total link strength": strength[n], "Occurrences": int(d.get("papers", 0))}
         item["scores"] = {"Avg. pub. year": round(sum(years) / len(years), 2) if years else None}

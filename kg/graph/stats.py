@@ -107,7 +107,7 @@ def map_stats(G: nx.Graph) -> dict[str, object]:
     and each cluster's id, name, concepts and papers (those whose dominant cluster it is)."""
     clusters = G.graph.get("clusters", [])
     return {
-        "map_concepts": sum(1 for _, d in G.nodes(data=True) if d.get("kind") == "concept" and "cluster" in d),
+        "map_concepts": sum(1 for _, d in G.nodes(data=True) if d.get("kind") == "concept" and "x" in d),
         "clusters": len(clusters),
         "cluster_summary": [{k: c[k] for k in ("id", "label", "concepts", "papers")} for c in clusters],
     }
