@@ -168,9 +168,10 @@ def build_model(encoder, config: ModelConfig):
             per word piece and summed per span (W [start; end; width] = W_s start + W_e end +
             W_w width), one product per piece instead of one per span (eight a word)."""
             first, size = self.ner[0], hidden.shape[-1]
-            starts = torch.tensor([encoding.first[s] for s, _ in spans], dtype=torch.long)
-            ends = torch.tensor([encoding.last[e] for _, e in spans], dtype=torch.long)
-            widths = torch.tensor([min(e - s, config.max_width - 1) for s, e in spans], dtype=torch.long)
+            words = torch.tensor(spans, dtype=torch.long).reshape(-1, 2)
+            starts = torch.tensor(encoding.first, dtype=torch.long)[words[:, 0]]
+            ends = torch.tensor(encoding.last, dtype=torch.long)[words[:, 1]]
+            widths = (words[:, 1] - words[:, 0]).clamp(max=config.max_width - 1)
             by_start = hidden @ first.weight[:, :size].T
             by_end = hidden @ first.weight[:, size : 2 * size].T
             by_width = self.width.weight @ first.weight[:, 2 * size :].T + first.bias

@@ -202,7 +202,8 @@ def main(argv=None) -> None:
     parser.add_argument("--context", action=argparse.BooleanOptionalAction, default=True,
                         help="relations also read the words between the two spans (dev relation F1 33 against 27 without)")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--layers", type=int, default=None, help="train on the encoder's first N layers only (default: all 6)")
+    parser.add_argument("--layers", type=int, default=3,
+                        help="the encoder's first N layers (of 6): 3 scored within a point of 6 on dev in 60 %% of the time")
     parser.add_argument("--teacher", help="weights of a trained model whose probabilities the new one also learns (distillation)")
     parser.add_argument("--distill", type=float, default=0.5, help="weight of the teacher's targets against the gold labels")
     meta = train(parser.parse_args(argv))
