@@ -2,7 +2,7 @@
 
     python -m benchmarks.typed_sample corpus WORK [--size 10000] [--seed 45]   # a random sample of the ML abstracts
     kg build WORK/corpus --out WORK/out                                          # (about 20 min on 2 cores)
-    python -m benchmarks.typed_sample draw WORK/out FILE.tsv [--seed 45]         # 100 typed concepts, 50 relations
+    python -m benchmarks.typed_sample draw WORK/out FILE.tsv [--seed 45] [--labels OLD.tsv]  # 100 typed concepts, 50 relations
     python -m benchmarks.typed_sample score FILE.tsv                             # after the `right` column is filled
 
 `draw` picks at random 100 typed concepts among those with 3 or more papers and 50 concept statements with support 2
@@ -42,7 +42,23 @@ def corpus(work: Path, size: int, seed: int) -> Path:
     return out
 
 
-def draw(out: Path, tsv: Path, seed: int) -> None:
+def carried(rows: list[dict], labelled: Path | None) -> int:
+    """Fill *rows*' ``right`` and ``note`` from an earlier labelled file where it judged the same claim
+    (kind, item and claim alike: a concept's type, or a statement); how many were filled."""
+    if labelled is None:
+        return 0
+    with labelled.open(encoding="utf-8") as f:
+        known = {(r["kind"], r["item"], r["claim"]): r for r in csv.DictReader(f, delimiter="\t") if r["right"].strip()}
+    filled = 0
+    for row in rows:
+        old = known.get((row["kind"], row["item"], row["claim"]))
+        if old:
+            row["right"], row["note"] = old["right"], old.get("note", "")
+            filled += 1
+    return filled
+
+
+def draw(out: Path, tsv: Path, seed: int, labelled: Path | None = None) -> None:
     from kg.graph.io import load_graph
 
     G = load_graph(out / "graph.json")
@@ -55,17 +71,18 @@ def draw(out: Path, tsv: Path, seed: int) -> None:
         d = G.nodes[n]
         titles = [G.nodes[p].get("title") or G.nodes[p]["label"] for p in sorted(G.neighbors(n)) if G.nodes[p].get("kind") == "paper"][:2]
         rows.append({"kind": "concept", "item": d["label"], "claim": d["entity_type"], "support": d["papers"],
-                     "evidence": json.dumps(d["type_votes"]) + " | " + " | ".join(titles), "right": ""})
+                     "evidence": json.dumps(d["type_votes"]) + " | " + " | ".join(titles), "right": "", "note": ""})
     for n, r in rng.sample(statements, min(50, len(statements))):
         sentences = [G.nodes[e["paper"]]["abstract"][e["start"]:e["end"]] for e in r["evidence"][:2]]
         rows.append({"kind": "relation", "item": f"{G.nodes[n]['label']} | {WORDS[r['type']]} | {G.nodes[r['object']]['label']}",
-                     "claim": r["type"], "support": r["papers"], "evidence": " | ".join(sentences), "right": ""})
+                     "claim": r["type"], "support": r["papers"], "evidence": " | ".join(sentences), "right": "", "note": ""})
+    filled = carried(rows, labelled)
     with tsv.open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t")
         w.writeheader()
         w.writerows(rows)
     print(f"{tsv}: {sum(r['kind'] == 'concept' for r in rows)} concepts (of {len(concepts)}), "
-          f"{sum(r['kind'] == 'relation' for r in rows)} relations (of {len(statements)})")
+          f"{sum(r['kind'] == 'relation' for r in rows)} relations (of {len(statements)}); {filled} labelled from {labelled}")
 
 
 def score(tsv: Path) -> None:
@@ -88,13 +105,14 @@ def main(argv: list[str] | None = None) -> None:
     d.add_argument("out", type=Path)
     d.add_argument("tsv", type=Path)
     d.add_argument("--seed", type=int, default=45)
+    d.add_argument("--labels", type=Path, help="an earlier labelled file: its judgement of the same claims is carried over")
     s = sub.add_parser("score")
     s.add_argument("tsv", type=Path)
     args = parser.parse_args(argv)
     if args.command == "corpus":
         print(corpus(args.work, args.size, args.seed))
     elif args.command == "draw":
-        draw(args.out, args.tsv, args.seed)
+        draw(args.out, args.tsv, args.seed, args.labels)
     else:
         score(args.tsv)
 

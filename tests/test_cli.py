@@ -282,6 +282,20 @@ def test_every_canned_query_fits_120_columns_on_the_seeds(run_cli, seeds_build, 
         assert max(widths) <= 120, (name, result.out)
 
 
+@pytest.mark.parametrize("value", ['SGD" } ; DROP ALL #', "SGD\nLIMIT 1", "x" * 1_000_000, "a\udcff", "\ud800"])
+def test_hostile_binding_values_answer_or_refuse_in_one_line(run_cli, tmp_path, value):
+    """Issue 50's bad input: quotes, newlines, a 1 MB value, lone surrogates (a non-UTF-8 byte as
+    Python keeps it): a correct answer (no concept has that label) or one clear error, never a traceback."""
+    graph = tmp_path / "g.ttl"
+    graph.write_text('<http://x/c> <http://www.w3.org/2004/02/skos/core#prefLabel> "SGD" .\n')
+    result = run_cli("query", "papers-of-concept", "--graph", str(graph), "--bind", f"label={value}", "--format", "csv")
+    assert "Traceback" not in result.err
+    if result.code == 0:
+        assert result.out.count("\n") == 1  # the header: no paper has a concept of that label
+    else:
+        assert result.code == 4 and len(result.err.strip().splitlines()) == 1 and len(result.err) < 500, result.err
+
+
 def test_a_missing_required_binding_is_a_query_error(run_cli, project, tmp_path):
     """Issue 50: a query left without what it needs does not answer "(0 rows)"."""
     graph = tmp_path / "g.ttl"
