@@ -19,7 +19,7 @@ ROWS = [
                             "dataset with accuracy.\nOur method outperforms label propagation &amp; GCN."},
     {"id": "b", "abstract": "Graph neural networks are used for node classification. We evaluate graph neural networks "
                             "on the Cora dataset."},
-    {"id": "c", "abstract": "Yes."},
+    {"id": "c", "abstract": "No."},  # the model reads "No" as a Metric; no stop word alone is a mention (rules.is_mention)
     {"id": "d", "abstract": "Les réseaux de neurones profonds apprennent des représentations à partir de données brutes."},
     {"id": "e", "abstract": " ".join(["We train a convolutional network for image classification on ImageNet"] * 300) + "."},
 ]

@@ -66,6 +66,13 @@ def test_dataset_rules(mention, before, after, expected):
     assert is_dataset(mention, before, after) is expected
 
 
+def test_punctuation_and_stop_words_alone_are_no_mention():
+    from kg.extract.entities.rules import is_mention
+
+    assert not is_mention(["."], "Generic") and not is_mention(["No"], "Metric") and not is_mention(["of", "the"], "Task")
+    assert is_mention(["it"], "Generic") and is_mention(["AS"], "Method") and is_mention(["the", "parser"], "Method")
+
+
 def test_only_material_becomes_dataset():
     words = ["the", "ImageNet", "dataset"]
     assert dataset_type(words, (0, 3), 1, 1, "Material") == "Dataset"
@@ -102,6 +109,8 @@ def test_the_shipped_weights_match_their_record():
     assert meta["command"].startswith(RETRAIN_COMMAND) and isinstance(meta["seed"], int)
     for kind in ("entities", "relations"):
         assert meta["dev"][kind]["all"][2] > meta["dev_baseline"][kind]["all"][2]
+        assert abs(meta["dev_int8"][kind]["all"][2] - meta["dev"][kind]["all"][2]) < 1.0  # int8, as kg runs it
+    assert meta["config"]["layers"] == 3 and meta["command"].startswith(RETRAIN_COMMAND)
     assert set(meta["dev"]["entities"]) >= {"all", "Task", "Method", "Metric", "Material"}
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from kg.errors import ModelError
 from kg.extract.embed import file_sha256
 
+from .rules import is_mention
 from .scierc import ENTITY_TYPES, RELATION_TYPES, SYMMETRIC_RELATIONS
 
 __all__ = [
@@ -327,7 +328,9 @@ def predict(model, sentences: list[list[str]]):
     with torch.inference_mode():
         hidden = model.hidden(encoding)
         spans = candidate_spans([len(s) for s in sentences], model.config.max_width)
-        found = decode_entities(spans, model.span_logits(hidden, encoding, spans).softmax(-1))
+        words = [w for s in sentences for w in s]
+        found = [f for f in decode_entities(spans, model.span_logits(hidden, encoding, spans).softmax(-1))
+                 if is_mention(words[f[0] : f[1] + 1], NER_LABELS[f[2]])]
         entities = [(s, e, NER_LABELS[label], score) for s, e, label, score in found]
         pairs = same_sentence_pairs([(s, e) for s, e, _, _ in found], [len(s) for s in sentences])
         relations = []
