@@ -245,10 +245,12 @@ def find_query(name: str | Path) -> Path:
 
 def bound_query(name: str, bindings: Mapping[str, str] | list[str]) -> str:
     """The text of the canned query *name* with *bindings* (``NAME=VALUE`` strings, as ``kg query --bind``,
-    or a name -> value mapping) written in as terms (`kg.sparql.bindings.bind_text`), and its
-    page (``limit``, ``offset``) written in when it is paged."""
+    or a name -> value mapping), checked against its declared parameters (`check_bindings`) and
+    written in as terms (`kg.sparql.bindings.bind_text`), and its page (``limit``, ``offset``)
+    written in when it is paged."""
     pairs = [f"{k}={v}" for k, v in bindings.items()] if isinstance(bindings, Mapping) else list(bindings)
     query = named_query(name)
+    pairs = check_bindings(query, pairs)  # as kg query checks them: names, types, required ones
     page, rest = split_page(query, pairs)
     return bind_text(paged_text(query, page), rest, name=name)
 
