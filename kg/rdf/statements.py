@@ -243,7 +243,8 @@ class Statements:
             yield [_group(v.iri_of(pid), about)]
         yield _cluster_groups(self._G, nodes.kinds, v.iri_of, v.cluster_iri,
                               {"type": v.rdf_type, "integer": v.integer, "tagged": v.tagged, **v.skos, **v.kgv})
-        yield year_groups(self._years, {"iri": v.N, "node": v.iri_of, "base": v.base, "type": v.rdf_type, "integer": v.integer, **v.kgv})
+        yield year_groups(self._years, {"iri": v.N, "node": v.iri_of, "base": v.base, "type": v.rdf_type, "integer": v.integer,
+                                        "place": nodes.label_order, **v.kgv})
         about_word = (v.kgv["text"],)
         for word, iri in sorted(v.word_iris.items()):
             v.terms.iris.add(iri)
