@@ -25,6 +25,7 @@ from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, SKOS
 
 from kg.rdf.terms import Group, Terms
+from kg.rdf.trends import year_figures, year_groups
 from kg.rdf.vocabulary import (
     CONCEPT_CLASSES,
     DEFAULT_BASE,
@@ -81,7 +82,8 @@ _KGV = ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank", "p
         "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount", "word", "text", "specificity",
         "generic", "mentionCount", "Authorship", "work", "person", "position", "journalRef", "LinkBlock", "blockOf", "firstPlace", "link", "labelOrder",
         "cluster", "clusterRank", "clusterPaperCount", *CONCEPT_CLASSES, "TypeVote", "typeVote", "entityType", "TypedRelation",
-        "RelationEvidence", "support", "evidence", "sentence", *RELATION_PREDICATES.values())
+        "RelationEvidence", "support", "evidence", "sentence", *RELATION_PREDICATES.values(), "Year", "YearConcepts", "VenueYear",
+        "VenueNewConcepts", "year", "yearOfVenue", "yearPaperCount", "countedConcept", "venueYear", "newConcept")
 
 
 class _Vocab:
@@ -212,7 +214,8 @@ class Statements:
         if any("type_votes" in d or "relations" in d for _, d in G.nodes(data=True)):
             self._provenance += _class_groups(v)
         v.terms.keep()  # the predicates, classes, scheme and activity: in every slice
-        self._nodes = _nodes(G, v, scheme=scheme, activity=activity)
+        self._nodes = nodes = _nodes(G, v, scheme=scheme, activity=activity)
+        self._years = year_figures((nodes.data[p].get("year"), venues, nodes.concepts_of[p]) for p, (venues, _) in nodes.edges_of.items())
 
     def chunks(self, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
         """Every group, in slices of about *size* groups (`SLICE`), each with its terms."""
@@ -240,6 +243,8 @@ class Statements:
             yield [_group(v.iri_of(pid), about)]
         yield _cluster_groups(self._G, nodes.kinds, v.iri_of, v.cluster_iri,
                               {"type": v.rdf_type, "integer": v.integer, "tagged": v.tagged, **v.skos, **v.kgv})
+        yield year_groups(self._years, {"iri": v.N, "node": v.iri_of, "base": v.base, "type": v.rdf_type, "integer": v.integer,
+                                        "place": nodes.label_order, **v.kgv})
         about_word = (v.kgv["text"],)
         for word, iri in sorted(v.word_iris.items()):
             v.terms.iris.add(iri)

@@ -92,6 +92,17 @@ class KGV(DefinedNamespace):
     hyponymOf: URIRef
     comparedWith: URIRef
     conjunctionWith: URIRef
+    # figures by year, for the trend queries (kg.rdf.trends)
+    Year: URIRef
+    YearConcepts: URIRef
+    VenueYear: URIRef
+    VenueNewConcepts: URIRef
+    year: URIRef
+    yearOfVenue: URIRef
+    yearPaperCount: URIRef
+    countedConcept: URIRef
+    venueYear: URIRef
+    newConcept: URIRef
 
 
 def check_base(base: str) -> str:

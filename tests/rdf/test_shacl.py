@@ -93,6 +93,12 @@ def _swap_venue_ranks(g: Graph) -> None:
     _set(g, KG["venue-concept/iclr/large-language-model"], KGV.rank, Literal(1))
 
 
+def _move_counted(g: Graph) -> None:
+    """optimization (2 papers of 2025) counted among the concepts of 1 paper in 2025."""
+    g.remove((KG["year-concepts/2025/2"], KGV.countedConcept, OPT))
+    g.add((KG["year-concepts/2025/1"], KGV.countedConcept, OPT))
+
+
 def _same_rank(g: Graph) -> None:
     _set(g, assignment(P1, 2), KGV.rank, Literal(1))
 
@@ -237,6 +243,26 @@ BREAKAGES = [
     ("generic-string", lambda g: _set(g, OPT, KGV.generic, Literal("false")), "kgv:generic, an xsd:boolean"),
     ("generic-subject", lambda g: _set(g, OPT, KGV.generic, Literal(True)), "is kgv:generic but a paper has it as dcterms:subject"),
     ("mentionCount-missing", lambda g: g.remove((MEMORY, KGV.mentionCount, None)), "kgv:mentionCount is stated exactly on the kgv:generic"),
+    ("year-count-wrong", lambda g: _set(g, KG["year/2025"], KGV.yearPaperCount, Literal(4)),
+     "year 2025 has 3 papers but its kgv:Year says 4"),
+    ("year-concepts-wrong", _move_counted, "2 papers of 2025 but kgv:YearConcepts says 1"),
+    ("year-concepts-missing", lambda g: g.remove((KG["year-concepts/2025/2"], KGV.countedConcept, OPT)),
+     "2 papers of 2025 but kgv:YearConcepts says nothing"),
+    ("year-concepts-extra", lambda g: g.add((KG["year-concepts/2024/1"], KGV.countedConcept, concept("language-model"))),
+     "counted in 2024 but no paper of that year has it"),
+    ("venue-year-wrong", lambda g: _set(g, KG["venue-year/iclr/2025"], KGV.yearPaperCount, Literal(3)),
+     "2 papers of 2025 but kgv:VenueYear says 3"),
+    ("venue-new-missing", lambda g: g.remove((KG["venue-new-concepts/iclr/2025/0"], KGV.newConcept, OPT)),
+     "first at https://example.org/kg/venue/iclr in 2025 with 2 papers but kgv:VenueNewConcepts says nothing"),
+    ("venue-new-not-new", lambda g: g.add((KG["venue-new-concepts/iclr/2025/1"], KGV.newConcept, concept("fine-tuning"))),
+     "new at https://example.org/kg/venue/iclr in 2025 but a paper there had it before"),
+    ("venue-new-first-place", lambda g: _set(g, KG["venue-new-concepts/iclr/2025/1"], KGV.firstPlace, Literal(3)),
+     "kgv:firstPlace 3 but the blocks of its venue's year before it hold 1 concepts"),
+    ("venue-new-order", lambda g: (_set(g, KG["venue-new-concepts/iclr/2025/1"], KGV.firstPlace, Literal(1)),
+                                   _set(g, KG["venue-new-concepts/iclr/2025/0"], KGV.firstPlace, Literal(3))),
+     "comes before a block of more papers"),
+    ("venue-new-not-a-venue-year", lambda g: _set(g, KG["venue-new-concepts/iclr/2025/0"], KGV.venueYear, KG["year/2025"]),
+     "exactly one kgv:venueYear, a kgv:VenueYear"),
     ("mentionCount-on-specific", lambda g: g.add((OPT, KGV.mentionCount, Literal(2))), "kgv:mentionCount is stated exactly on the kgv:generic"),
 ]
 
