@@ -157,11 +157,17 @@ def build_model(encoder, config: ModelConfig):
             out = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
             return out[mask.bool()]
 
+        def span_indices(self, encoding: Encoding, spans):
+            """Of each span (first word, last word): its first word's first piece, its last word's
+            last piece, and its width in words (capped at the last width embedding)."""
+            words = torch.tensor(spans, dtype=torch.long).reshape(-1, 2)
+            starts = torch.tensor(encoding.first, dtype=torch.long)[words[:, 0]]
+            ends = torch.tensor(encoding.last, dtype=torch.long)[words[:, 1]]
+            return starts, ends, (words[:, 1] - words[:, 0]).clamp(max=config.max_width - 1)
+
         def spans(self, hidden, encoding: Encoding, spans):
             """Span representations [first piece of start; last piece of end; width]."""
-            starts = torch.tensor([encoding.first[s] for s, _ in spans], dtype=torch.long)
-            ends = torch.tensor([encoding.last[e] for _, e in spans], dtype=torch.long)
-            widths = torch.tensor([min(e - s, config.max_width - 1) for s, e in spans], dtype=torch.long)
+            starts, ends, widths = self.span_indices(encoding, spans)
             return torch.cat([hidden[starts], hidden[ends], self.width(widths)], dim=-1)
 
         def span_logits(self, hidden, encoding: Encoding, spans):
@@ -169,10 +175,7 @@ def build_model(encoder, config: ModelConfig):
             per word piece and summed per span (W [start; end; width] = W_s start + W_e end +
             W_w width), one product per piece instead of one per span (eight a word)."""
             first, size = self.ner[0], hidden.shape[-1]
-            words = torch.tensor(spans, dtype=torch.long).reshape(-1, 2)
-            starts = torch.tensor(encoding.first, dtype=torch.long)[words[:, 0]]
-            ends = torch.tensor(encoding.last, dtype=torch.long)[words[:, 1]]
-            widths = (words[:, 1] - words[:, 0]).clamp(max=config.max_width - 1)
+            starts, ends, widths = self.span_indices(encoding, spans)
             by_start = hidden @ first.weight[:, :size].T
             by_end = hidden @ first.weight[:, size : 2 * size].T
             by_width = self.width.weight @ first.weight[:, 2 * size :].T + first.bias
