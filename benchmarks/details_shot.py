@@ -9,18 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from kg.serve.worker import free_port
 
 
 def _wait(url: str, server: subprocess.Popen, seconds: float = 300) -> None:
@@ -40,7 +35,7 @@ def _wait(url: str, server: subprocess.Popen, seconds: float = 300) -> None:
 def shoot(graph: Path, label: str, out: Path, height: int = 1400) -> None:
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "kg", "serve", "--graph", str(graph), "--port", str(port)],
                               env=dict(os.environ, HF_HUB_OFFLINE="1"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kg.serve.worker import free_port  # noqa: E402
 from kg.sparql.catalogue import bound_query, canned_queries  # noqa: E402
 
 PICK = """
@@ -71,12 +72,6 @@ class Result:
 class Stats:
     results: list[Result] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _post(conn: http.client.HTTPConnection, path: str, body: bytes, ctype: str) -> tuple[int, bytes]:
@@ -208,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         parts = urllib.parse.urlsplit(args.url)
         host, port = parts.hostname or "127.0.0.1", parts.port or 80
     else:
-        host, port = "127.0.0.1", _free_port()
+        host, port = "127.0.0.1", free_port()
         server_log = tempfile.TemporaryFile("w+")
         server = subprocess.Popen([sys.executable, "-m", "kg", "serve", "--graph", str(Path(args.graph).resolve()),
                                    "--port", str(port), "--timeout", str(args.timeout)], cwd=args.kg,

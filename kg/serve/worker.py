@@ -36,7 +36,8 @@ class Unavailable(Exception):
     """No worker to send a query to: the server is stopping, the worker failed for good, or it is restarting."""
 
 
-def _free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on *host* now (the system's pick), for a server started next."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
@@ -266,7 +267,7 @@ class Worker:
     def _spawn(self) -> tuple[subprocess.Popen, int]:
         last = ""
         for _ in range(5):
-            port = _free_port()
+            port = free_port()
             cmd = [self.exe, "serve-read-only", "--location", str(self.location), "--bind", f"127.0.0.1:{port}"]
             try:
                 proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

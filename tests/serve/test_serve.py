@@ -31,6 +31,7 @@ from kg.graph.io import graph_to_json, load_graph
 from kg.rdf.statements import to_rdf
 from kg.rdf.write import serialize
 from kg.serve.server import start_server
+from kg.serve.worker import free_port
 from kg.sparql.bindings import parse_binding, substitute
 from kg.sparql.catalogue import bound_query, canned_queries, list_queries
 from kg.sparql.store import prepare_store
@@ -427,12 +428,6 @@ def test_a_build_into_a_served_folder_refuses_at_once_and_a_server_waits_for_a_b
 # ---------------------------------------------------------------------------- clean shutdown
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _gone(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")  # a zombie is dead
@@ -459,7 +454,7 @@ def _start_subprocess(build: Path, port: int) -> tuple[subprocess.Popen, int]:
 def test_signals_stop_everything(small_build, tmp_path, sig):
     build = tmp_path / "out"
     shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
-    port = _free_port()
+    port = free_port()
     proc, worker = _start_subprocess(build, port)
     assert not _gone(worker)
     assert _get(f"http://127.0.0.1:{port}/sparql?query=ASK%7B%7D")[0] == 200
@@ -483,7 +478,7 @@ def test_signals_stop_everything(small_build, tmp_path, sig):
 def test_the_worker_dies_with_kg_even_when_kg_is_killed(small_build, tmp_path):
     build = tmp_path / "out"
     shutil.copytree(small_build, build, ignore=shutil.ignore_patterns("store"))
-    proc, worker = _start_subprocess(build, _free_port())
+    proc, worker = _start_subprocess(build, free_port())
     proc.kill()
     proc.wait(10)
     deadline = time.monotonic() + 5
@@ -757,7 +752,7 @@ def test_federated_queries_are_refused_and_send_nothing(served, how):
 
 
 def test_an_allowed_service_that_fails_is_an_error_not_a_200(small_build):
-    closed = _free_port()
+    closed = free_port()
     endpoint = f"http://127.0.0.1:{closed}/sparql"
     with start_server(small_build, port=0, timeout=5.0, allow_service=[endpoint]) as server:
         query = f"SELECT * WHERE {{ ?a ?b ?c SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"
