@@ -104,15 +104,12 @@ def train(args) -> dict:
         random.shuffle(order)
         started, total = time.time(), 0.0
         for step, k in enumerate(order, 1):
-            encoding, spans, span_labels, entities, types, pairs, pair_labels = examples[k]
-            hidden = model.hidden(encoding)
-            span_logits = model.span_logits(hidden, encoding, spans)
+            _, _, span_labels, _, _, pairs, pair_labels = examples[k]
+            span_logits, logits = forward(model, examples[k])
             loss = ner_loss(span_logits, torch.tensor(span_labels))
             if targets:
                 loss = (1 - args.distill) * loss + args.distill * soft_loss(span_logits, targets[k][0])
             if pairs:
-                entity_vectors = model.spans(hidden, encoding, entities)
-                logits = model.pairs(entity_vectors, types, pairs, hidden, encoding, entities)
                 pair_loss = rel_loss(logits, torch.tensor(pair_labels))
                 if targets:
                     pair_loss = (1 - args.distill) * pair_loss + args.distill * soft_loss(logits, targets[k][1])
@@ -157,15 +154,21 @@ def teacher_targets(path: Path, examples) -> list:
     teacher, _ = load_model(path, precision="fp32")
     targets = []
     with torch.no_grad():  # not inference_mode: the targets enter the student's autograd graph
-        for encoding, spans, _, entities, types, pairs, _ in examples:
-            hidden = teacher.hidden(encoding)
-            span_p = teacher.span_logits(hidden, encoding, spans).softmax(-1)
-            pair_p = None
-            if pairs:
-                vectors = teacher.spans(hidden, encoding, entities)
-                pair_p = teacher.pairs(vectors, types, pairs, hidden, encoding, entities).softmax(-1)
-            targets.append((span_p, pair_p))
+        for found in examples:
+            span_logits, pair_logits = forward(teacher, found)
+            targets.append((span_logits.softmax(-1), None if pair_logits is None else pair_logits.softmax(-1)))
     return targets
+
+
+def forward(model, found):
+    """The entity logits of an `example`'s candidate spans and the relation logits of its gold
+    entity pairs (None when it has no pair): what training compares with the labels."""
+    encoding, spans, _, entities, types, pairs, _ = found
+    hidden = model.hidden(encoding)
+    span_logits = model.span_logits(hidden, encoding, spans)
+    if not pairs:
+        return span_logits, None
+    return span_logits, model.pairs(model.spans(hidden, encoding, entities), types, pairs, hidden, encoding, entities)
 
 
 def soft_loss(logits, probabilities):
