@@ -21,11 +21,11 @@ GRAPH = "https://example.org/kg/graph"
 @pytest.fixture(scope="module")
 def oxigraph(tmp_path_factory):
     """``oxigraph serve`` (read-write) over a fresh on-disk store: its base URL."""
-    from kg.serve.worker import _free_port
+    from kg.serve.worker import free_port
     from kg.sparql.store import oxigraph_binary
 
     location = tmp_path_factory.mktemp("oxigraph-store")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([oxigraph_binary(), "serve", "--location", str(location), "--bind", f"127.0.0.1:{port}"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
@@ -253,9 +253,9 @@ def test_build_store_through_the_command_line(oxigraph, proxy, tmp_path, project
 
 
 def test_endpoint_errors_are_one_line(oxigraph, project, run_cli, tmp_path):
-    from kg.serve.worker import _free_port
+    from kg.serve.worker import free_port
 
-    dead = f"http://127.0.0.1:{_free_port()}/query"
+    dead = f"http://127.0.0.1:{free_port()}/query"
     refused = run_cli("query", "top-concepts", "--endpoint", dead)
     assert refused.code == 4 and refused.err.startswith(f"error: {dead} did not answer: cannot connect (") and refused.err.count("\n") == 1
     bad = tmp_path / "bad.rq"
@@ -279,14 +279,14 @@ def test_endpoint_errors_are_one_line(oxigraph, project, run_cli, tmp_path):
 def test_publish_errors_before_anything_is_sent(tmp_path, small_nt):
     import kg
     from kg.errors import InputError, OutputError
-    from kg.serve.worker import _free_port
+    from kg.serve.worker import free_port
     from kg.sparql.remote import shown, store_endpoints
 
     assert store_endpoints("http://h:3030/ds/data").update == "http://h:3030/ds/update"  # Fuseki
     assert store_endpoints("http://h:7878").graph_store == "http://h:7878/store"  # an Oxigraph server
     assert store_endpoints("http://h:7878/store").update == "http://h:7878/update"
     assert shown("http://me:secret@h/store") == "http://me:***@h/store"
-    dead = f"http://me:secret@127.0.0.1:{_free_port()}/store"
+    dead = f"http://me:secret@127.0.0.1:{free_port()}/store"
     with pytest.raises(OutputError) as refused:
         kg.publish(small_nt, dead, graph_iri=GRAPH)
     assert "0 of 3 triples sent (0 of 1 batches)" in str(refused.value) and "cannot connect" in str(refused.value)
