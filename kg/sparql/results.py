@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["QueryResult", "term_value"]
+__all__ = ["QueryResult", "Table", "format_table", "table_layout", "table_view", "term_value"]
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,32 @@ def _label_of(column: str, variables: list[str]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Table:
+    """What a table for people shows of a result (`table_layout`): notes said once above it, the
+    columns and their cells (text), and for each cell the full IRI it stands for, or None: an IRI
+    column's own value, or the IRI a label names when its IRI column is hidden. `format_table`
+    prints it in a terminal; kg serve's ``/api/query?view=table`` sends it to the explorer."""
+
+    notes: tuple[str, ...]
+    columns: tuple[str, ...]
+    cells: tuple[tuple[str, ...], ...]
+    iris: tuple[tuple[str | None, ...], ...]
+
+    def as_json(self) -> dict:
+        return {"notes": list(self.notes), "columns": list(self.columns),
+                "rows": [list(r) for r in self.cells], "iris": [list(r) for r in self.iris]}
+
+
 def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str]]]:
-    """What a table shows of *result*: notes said once above it, the columns and the cells.
+    """The notes, columns and cells of `table_layout` (*result* as a table for people)."""
+    table = table_layout(result)
+    return list(table.notes), list(table.columns), [list(r) for r in table.cells]
+
+
+def table_layout(result: QueryResult, *, full_iris: str = "--format csv shows them") -> Table:
+    """What a table shows of *result*: notes said once above it, the columns and the cells;
+    *full_iris* tells the reader where the IRIs hidden or shortened are shown whole.
 
     Bound values are not repeated (a column equal on every row to a ``--bind`` value is left
     out and said once), nor columns empty on every row or equal to another on every row; an
@@ -137,6 +161,7 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
             notes.append("not shown: " + ", ".join([*(f"{v} (empty)" for v in empty), *(f"{s} on every row" for s in same)]))
     iri_columns = [v for v in variables if kinds[v] == {"uri"}]
     order = [v for v in variables if v not in drop]
+    stands_for = {v: v for v in iri_columns}  # a shown column -> the IRI column its cells link to
     hidden = []
     generic = [g for g in ("label", "name", "title") if g in order]
     for v in [v for v in iri_columns if v in order]:
@@ -152,10 +177,11 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
         if ok and rows:
             hidden.append(v)
             order[order.index(v)] = label
+            stands_for[label] = v
         else:
             order.insert(order.index(v), label)  # the label first, then its IRI
     if hidden:
-        notes.append(f"IRIs of {', '.join(hidden)} hidden: their labels stand for them (--format csv shows them)")
+        notes.append(f"IRIs of {', '.join(hidden)} hidden: their labels stand for them ({full_iris})")
     base = _base([x for v in iri_columns if v not in hidden for x in column[v] if x])
 
     def cell(v: str, x: str | None) -> str:
@@ -170,8 +196,9 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
         notes.insert(len(notes) - bool(hidden), "on every row: " + ", ".join(
             f"{v} = {cell(v, column[v][0])}" for v in constant if v not in iri_columns or not labelled & {_label_of(v, variables)}))
 
-    cells = [[cell(v, column[v][i]) for v in order] for i in range(len(rows))]
-    return [printable(" ".join(n.split())) for n in notes], order, cells
+    cells = tuple(tuple(cell(v, column[v][i]) for v in order) for i in range(len(rows)))
+    iris = tuple(tuple(column[stands_for[v]][i] if v in stands_for else None for v in order) for i in range(len(rows)))
+    return Table(tuple(printable(" ".join(n.split())) for n in notes), tuple(order), cells, iris)
 
 
 def format_table(result: QueryResult, width: int | None = None) -> str:
