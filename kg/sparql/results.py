@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["QueryResult", "Table", "format_table", "table_layout", "table_view", "term_value"]
+__all__ = ["QueryResult", "Table", "format_table", "read_json_results", "table_layout", "table_view", "term_value"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,31 @@ def term_value(term: dict) -> str:
     endpoint's (`kg.sparql.remote`) are read with it."""
     value = term["value"]
     return value if isinstance(value, str) else json.dumps(value)
+
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def _json_term(term: dict) -> dict:
+    """A SPARQL JSON results term as `kg.sparql` writes one (``typed-literal`` is a literal,
+    ``xsd:string`` is implicit)."""
+    term = dict(term)
+    if term.get("type") == "typed-literal":
+        term["type"] = "literal"
+    if term.get("datatype") == _XSD_STRING:
+        del term["datatype"]
+    return term
+
+
+def read_json_results(data: dict) -> QueryResult:
+    """The `QueryResult` of a SPARQL 1.1 JSON results document (*data*, parsed): an endpoint's
+    answer (`kg.sparql.remote`), or kg serve's worker's (`kg.serve.app`)."""
+    if "boolean" in data:
+        return QueryResult(boolean=bool(data["boolean"]), kind="ask")
+    variables = tuple(data.get("head", {}).get("vars", ()))
+    solutions = [{k: _json_term(v) for k, v in b.items() if k in variables} for b in data.get("results", {}).get("bindings", ())]
+    rows = tuple(tuple(term_value(s[v]) if v in s else None for v in variables) for s in solutions)
+    return QueryResult(variables=variables, rows=rows, terms=tuple(solutions))
 
 
 # --------------------------------------------------------------------------------------------
