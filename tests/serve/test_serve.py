@@ -288,7 +288,7 @@ def test_named_queries_over_http(served):
 
 
 def _table(served, body: dict):
-    status, headers, answer = _get(served.url + "api/query", {"Content-Type": "application/json"},
+    status, _, answer = _get(served.url + "api/query", {"Content-Type": "application/json"},
                                    json.dumps({**body, "view": "table"}).encode())
     assert status == 200, answer
     return json.loads(answer)
