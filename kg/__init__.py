@@ -38,19 +38,21 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
     """
     from dataclasses import replace
 
-    from kg.sparql import catalogue
     from kg.sparql.catalogue import (
+        bound_values,
         check_bindings,
         find_query,
         paged_text,
         read_query,
         split_page,
+        tie_notes,
+        tie_probe,
     )
     from kg.sparql.engine import load_store, run_query
 
     canned = read_query(find_query(query))
     bind = checked = check_bindings(canned, bind)  # the parameters its header declares: names, types, required ones
-    bound = _bound_values(bind, skip=catalogue.PAGE_VARIABLES)
+    bound = bound_values(bind)
     page, bind = split_page(canned, bind)  # a paged query's limit and offset (docs/cli.md)
     text = paged_text(canned, page)
     if endpoint is not None:
@@ -66,41 +68,9 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
     result = run(text, bind)
     if page is not None and page.limit and len(result.rows) == page.limit:
         result = replace(result, next_offset=page.offset + page.limit)
-    return replace(result, bound=bound, ties=_ties(canned, checked, result, run) if ties else ())
-
-
-def _ties(canned, bind, result, run) -> tuple[str, ...]:
-    """Notes for the cuts of ranked query *canned* that fall inside a tie: the query is asked again
-    for one row more a group (only when a group of *result* reached the cut), and row N and N+1 compared."""
-    from kg.sparql.catalogue import probe_query, ranked_cut
-    from kg.sparql.ranking import cut_ties, tie_note
-
-    n, ranking = ranked_cut(canned, bind), canned.ranking
-    if n is None or result.kind != "select" or not result.rows:
-        return ()
-    group = result.variables.index(ranking.group) if ranking.group in result.variables else None
-    sizes = {}
-    for row in result.rows:
-        key = row[group] if group is not None else None
-        sizes[key] = sizes.get(key, 0) + 1
-    if max(sizes.values()) < n and result.next_offset is None:
-        return ()  # no group reached the cut (a page cut short is asked about, as it may have)
-    probe = run(*probe_query(canned, bind, n))
-    return tuple(tie_note(ranking, t, len(sizes) > 1) for t in cut_ties(ranking, n, probe.variables, probe.rows, set(sizes)))
-
-
-def _bound_values(bind, skip=()) -> tuple[tuple[str, str], ...]:
-    """(name, value as text) of each binding: what a table says once instead of in a column."""
-    pairs = bind.items() if hasattr(bind, "items") else (b.partition("=")[::2] for b in bind)
-    out = []
-    for key, value in pairs:
-        name = str(key).strip().lstrip("?$")
-        text = str(getattr(value, "value", value)).strip()
-        if len(text) > 2 and text[0] + text[-1] in ('<>', '""'):
-            text = text[1:-1]
-        if name not in skip:
-            out.append((name, text))
-    return tuple(out)
+    probe = tie_probe(canned, checked, result) if ties else None  # one query more, when a group reached the cut
+    notes = tie_notes(canned, checked, result, run(*probe)) if probe else ()
+    return replace(result, bound=bound, ties=notes)
 
 
 def publish(graph="outputs", store=None, *, update=None, graph_iri=None, **options):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
 from starlette.applications import Starlette
@@ -21,9 +22,11 @@ from starlette.routing import Route
 
 from kg.errors import KGError, QueryError
 from kg.serve.forward import Answer, Refusal, dispatch
-from kg.sparql.bindings import check_federation
-from kg.sparql.catalogue import bound_query, canned_queries
+from kg.sparql import catalogue
+from kg.sparql.bindings import bind_text, check_federation
+from kg.sparql.catalogue import bound_query, canned_queries, tie_notes, tie_probe
 from kg.sparql.limits import check_query
+from kg.sparql.results import read_json_results, table_layout
 
 MAX_REQUEST = 16 * 1024 * 1024  # bytes of a request body
 WRITE_TIMEOUT = 30.0  # seconds a client may take to read each 64 KiB of an answer
@@ -105,18 +108,22 @@ async def read_body(request: Request) -> bytes | Response:
     return bytes(body)
 
 
-_JSON_REQUEST = 'the body must be a JSON object: {"name": "QUERY", "bindings": {"VARIABLE": "value", ...}}'
+_JSON_REQUEST = 'the body must be a JSON object: {"name": "QUERY", "bindings": {"VARIABLE": "value", ...}, "view": "table"}'
+VIEWS = ("", "table")  # what /api/query answers beside the SPARQL JSON results: nothing, or the table for people
 
 
-def json_request(body: bytes) -> tuple[str, dict[str, str]]:
-    """The query name and bindings of a JSON ``/api/query`` body; `ValueError` with the reason."""
+def json_request(body: bytes) -> tuple[str, dict[str, str], str]:
+    """The query name, bindings and view (`VIEWS`, "" for none) of a JSON ``/api/query`` body;
+    `ValueError` with the reason."""
     try:
         data = json.loads(body or b"{}")
     except (ValueError, RecursionError) as e:
         raise ValueError(f"{_JSON_REQUEST}; it is not JSON ({e.__class__.__name__})") from e
     if not isinstance(data, dict):
         raise ValueError(_JSON_REQUEST)
-    name, bindings = data.get("name", ""), data.get("bindings") or {}
+    name, bindings, view = data.get("name", ""), data.get("bindings") or {}, data.get("view") or ""
+    if view not in VIEWS:
+        raise ValueError(f'"view" must be "table" (or left out), not {json.dumps(view)[:80]}')
     if not isinstance(name, str):
         raise ValueError(f'"name" must be a string (a query of /queries), not {json.dumps(name)[:80]}')
     if not isinstance(bindings, dict):
@@ -131,7 +138,7 @@ def json_request(body: bytes) -> tuple[str, dict[str, str]]:
             _unicode(v, f"binding {k!r}")
         if str(v) != "":
             out[k] = str(v)
-    return name, out
+    return name, out, view
 
 
 def _unicode(value: str, what: str) -> None:
@@ -171,7 +178,17 @@ def _media_type(request: Request) -> str:
 
 
 async def forward(request: Request, method: str, path: str, body: bytes | None, headers: dict[str, str]):
-    """Send a request to the worker and its answer to the client, within the query deadline.
+    """Send a request to the worker and its answer to the client, within the query deadline
+    (`worker_answer`)."""
+    outcome = await worker_answer(request, method, path, body, headers)
+    if isinstance(outcome, Refusal):
+        return text(outcome.status, outcome.message)
+    return _Spooled(outcome)
+
+
+async def worker_answer(request: Request, method: str, path: str, body: bytes | None,
+                        headers: dict[str, str]) -> Answer | Refusal:
+    """The worker's whole, checked answer to a request, or the `Refusal` to answer instead.
 
     At most `Server.concurrency` requests run in the worker at once (others wait their turn,
     up to `Server.queue_wait` seconds): a query's clock starts when it is sent, so its timeout
@@ -184,15 +201,13 @@ async def forward(request: Request, method: str, path: str, body: bytes | None, 
         async with asyncio.timeout(server.queue_wait):
             await server.slots.acquire()
     except TimeoutError:
-        return text(503, f"the server is busy: {server.concurrency} queries are running and others are waiting; try again")
+        return Refusal(503, f"the server is busy: {server.concurrency} queries are running and others are waiting; try again")
     try:
         loop = asyncio.get_running_loop()
         outcome = await loop.run_in_executor(server.forwarders, dispatch, server, method, path, body, headers)
     finally:
         server.slots.release()
-    if isinstance(outcome, Refusal):
-        return text(outcome.status, outcome.message)
-    return _Spooled(outcome)
+    return outcome
 
 
 def _update_target(method: str, ctype: str, body: bytes, query: dict[str, list[str]]) -> bool:
@@ -245,9 +260,11 @@ async def sparql(request: Request):
 
 
 async def named_query(request: Request):
-    """``/api/query``: a canned query by name, with bindings (values become terms, never query text)."""
+    """``/api/query``: a canned query by name, with bindings (values become terms, never query text);
+    with ``view=table``, its SPARQL JSON results and beside them the table `kg query` prints (`table_answer`)."""
     params = _form(request.scope["query_string"], "the URL's query string", keep_blank_values=True)
     name = (params.get("name") or [""])[0]
+    view = (params.get("view") or [""])[0]
     bindings: list[str] | dict = params.get("bind", [])
     if request.method == "POST":
         body = await read_body(request)
@@ -255,20 +272,72 @@ async def named_query(request: Request):
             return body
         if _media_type(request) == "application/json":
             try:
-                name, bindings = json_request(body)
+                name, bindings, view = json_request(body)
             except ValueError as e:
                 return text(400, str(e))
         else:
             form = _form(body, keep_blank_values=True)
             name = (form.get("name") or [name])[0]
+            view = (form.get("view") or [view])[0]
             bindings = list(bindings) + form.get("bind", [])
+    if view not in VIEWS:
+        return text(400, f"view must be table (or left out), not {view[:80]!r}")
     query = bound_query(name, bindings)
     await run_in_threadpool(check_texts, [query], request.app.state.kg.allowed_services)
+    if view == "table":
+        return await table_answer(request, name, bindings, query)
     accept = request.headers.get("accept") or "application/sparql-results+json"
     if "html" in accept:
         accept = "application/sparql-results+json"
     return await forward(request, "POST", "/query", urlencode({"query": query}).encode("utf-8"),
                          {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept})
+
+
+async def _select(request: Request, query: str) -> dict | Response:
+    """The worker's SPARQL JSON results to *query*, parsed, or the answer to send instead (its error)."""
+    outcome = await worker_answer(request, "POST", "/query", urlencode({"query": query}).encode("utf-8"),
+                                  {"Content-Type": "application/x-www-form-urlencoded",
+                                   "Accept": "application/sparql-results+json"})
+    if isinstance(outcome, Refusal):
+        return text(outcome.status, outcome.message)
+    if outcome.status != 200:
+        return _Spooled(outcome)
+    try:
+        return await run_in_threadpool(lambda: json.loads(outcome.body()))
+    finally:
+        outcome.close()
+
+
+async def table_answer(request: Request, name: str, bindings: list[str] | dict, query: str) -> Response:
+    """``/api/query?view=table``: the SPARQL JSON results of canned query *name* (its text *query*),
+    with ``table`` (`kg.sparql.results.Table.as_json`: what `kg query` prints, one rule for both)
+    and ``ties`` (its notes of a ranked cut that falls inside a tie, asked as `kg query` asks them)."""
+    data = await _select(request, query)
+    if isinstance(data, Response):
+        return data
+    canned, checked, result = await run_in_threadpool(answered, name, bindings, data)
+    ties: tuple[str, ...] = ()
+    probe = tie_probe(canned, checked, result)
+    if probe is not None:
+        probe_data = await _select(request, bind_text(*probe, name=name))
+        if isinstance(probe_data, Response):
+            return probe_data
+        ties = tie_notes(canned, checked, result, await run_in_threadpool(read_json_results, probe_data))
+    table = await run_in_threadpool(lambda: table_layout(result, full_iris="each links to its node; its title is the IRI"))
+    return as_json({**data, "table": table.as_json(), "ties": list(ties)})
+
+
+def answered(name: str, bindings: list[str] | dict, data: dict):
+    """The canned query *name*, its checked *bindings* and the `QueryResult` of its answer *data*
+    (SPARQL JSON results), told its bound values and, when its page is full, the next page's offset."""
+    pairs = [f"{k}={v}" for k, v in bindings.items()] if isinstance(bindings, dict) else list(bindings)
+    canned = catalogue.named_query(name)
+    checked = catalogue.check_bindings(canned, pairs)
+    result = replace(read_json_results(data), bound=catalogue.bound_values(checked))
+    page, _ = catalogue.split_page(canned, checked)
+    if page is not None and page.limit and len(result.rows) == page.limit:
+        result = replace(result, next_offset=page.offset + page.limit)
+    return canned, checked, result
 
 
 def queries(request: Request) -> Response:

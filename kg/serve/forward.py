@@ -52,6 +52,10 @@ class Answer:
     def close(self) -> None:
         self.spool.close()
 
+    def body(self) -> bytes:
+        """The whole body, read from the spool (kg serve's table view parses it)."""
+        return self._read()
+
     def _read(self, start: int = 0) -> bytes:
         self.spool.seek(start)
         return self.spool.read()

@@ -369,6 +369,53 @@ def probe_query(query: CannedQuery, bindings: Mapping[str, object] | list[str], 
     return text, rest
 
 
+def tie_probe(query: CannedQuery, bindings: Mapping[str, object] | list[str], result) -> tuple[str, Mapping | list] | None:
+    """The probe (`probe_query`) that tells whether a cut of ranked *query* falls inside a tie in its
+    *result* (a `kg.sparql.results.QueryResult`), or None when none can: the query is not ranked, or
+    no group of *result* reached the cut (a page cut short, ``next_offset`` set, is asked about, as
+    it may have). kg query and kg serve ask it, then `tie_notes` reads its answer."""
+    n, ranking = ranked_cut(query, bindings), query.ranking
+    if n is None or result.kind != "select" or not result.rows:
+        return None
+    if max(_group_sizes(ranking, result).values()) < n and result.next_offset is None:
+        return None
+    return probe_query(query, bindings, n)
+
+
+def tie_notes(query: CannedQuery, bindings: Mapping[str, object] | list[str], result, probe) -> tuple[str, ...]:
+    """The notes (`kg.sparql.ranking.tie_note`) for the cuts of ranked *query* in *result* that fall
+    inside a tie, read from *probe*: the answer to `tie_probe`'s query."""
+    from kg.sparql.ranking import cut_ties, tie_note
+
+    n, ranking = ranked_cut(query, bindings), query.ranking
+    sizes = _group_sizes(ranking, result)
+    return tuple(tie_note(ranking, t, len(sizes) > 1) for t in cut_ties(ranking, n, probe.variables, probe.rows, set(sizes)))
+
+
+def _group_sizes(ranking: Ranking, result) -> dict:
+    group = result.variables.index(ranking.group) if ranking.group in result.variables else None
+    sizes: dict = {}
+    for row in result.rows:
+        key = row[group] if group is not None else None
+        sizes[key] = sizes.get(key, 0) + 1
+    return sizes
+
+
+def bound_values(bindings: Mapping[str, object] | Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(name, value as text) of each binding but the page's: what a table says once instead of in a
+    column (`kg.sparql.results.QueryResult.bound`)."""
+    pairs = bindings.items() if isinstance(bindings, Mapping) else (b.partition("=")[::2] for b in bindings)
+    out = []
+    for key, value in pairs:
+        name = str(key).strip().lstrip("?$")
+        text = str(getattr(value, "value", value)).strip()
+        if len(text) > 2 and text[0] + text[-1] in ('<>', '""'):
+            text = text[1:-1]
+        if name not in PAGE_VARIABLES:
+            out.append((name, text))
+    return tuple(out)
+
+
 # --------------------------------------------------------------------------------------------
 # The declared parameters: bindings checked before a query runs, and its --help
 

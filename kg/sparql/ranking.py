@@ -156,7 +156,7 @@ def tie_note(ranking: Ranking, tie: Tie, name_group: bool = True) -> str:
     where = f"for {ranking.group} {tie.group}: " if name_group and ranking.group and tie.group is not None else ""
     top = f"{ranking.top} = {tie.at}" if isinstance(ranking.top, str) else f"{tie.at} rows"
     order = ", then ".join(k.said() for k in ranking.ties) or "the store's order"
-    shown = (f"all {tie.at} rows shown have" if tie.shown == tie.at else
+    shown = ("the one row shown has" if tie.at == 1 else f"all {tie.at} rows shown have" if tie.shown == tie.at else
              "the last row shown has" if tie.shown == 1 else f"the last {tie.shown} rows shown have")
     more = f"; a larger {ranking.top} shows more" if isinstance(ranking.top, str) else ""
     return (f"{where}the cut at {top} falls inside a tie: {shown} {values}, and so do rows not shown "

@@ -44,7 +44,7 @@ from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
 
 from kg.errors import InputError, OutputError, QueryError
 from kg.sparql.bindings import bind_text, check_text
-from kg.sparql.results import QueryResult, term_value
+from kg.sparql.results import QueryResult, read_json_results
 
 __all__ = [
     "AUTH_ENV", "DEFAULT_BATCH", "PublishReport", "StoreEndpoints", "default_graph_iri",
@@ -60,7 +60,6 @@ GSP_BATCH_BYTES = 32 * 1024 * 1024
 UPDATE_BATCH_BYTES = 1_000_000 - 4096
 _MESSAGE_CHARS = 300
 MAX_ANSWER_BYTES = 1 << 30  # an answer read into memory: a CONSTRUCT of a 10,000-paper graph is ~400 MB
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _IRI = re.compile(r'[a-zA-Z][a-zA-Z0-9+.-]*:[^<>"{}|^`\\\x00-\x20]*')
 _BNODE = re.compile(rb"^_:|\s_:\S+\s*\.\s*$")
 
@@ -410,26 +409,6 @@ def _with_default_graphs(url: str, graphs: Sequence[str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, f"{parts.query}&{extra}" if parts.query else extra, ""))
 
 
-def _json_term(term: dict) -> dict:
-    """A SPARQL JSON results term as `kg.sparql` writes one (``typed-literal`` is a literal,
-    ``xsd:string`` is implicit)."""
-    term = dict(term)
-    if term.get("type") == "typed-literal":
-        term["type"] = "literal"
-    if term.get("datatype") == _XSD_STRING:
-        del term["datatype"]
-    return term
-
-
-def _json_result(data: dict):
-    if "boolean" in data:
-        return QueryResult(boolean=bool(data["boolean"]), kind="ask")
-    variables = tuple(data.get("head", {}).get("vars", ()))
-    solutions = [{k: _json_term(v) for k, v in b.items() if k in variables} for b in data.get("results", {}).get("bindings", ())]
-    rows = tuple(tuple(term_value(s[v]) if v in s else None for v in variables) for s in solutions)
-    return QueryResult(variables=variables, rows=rows, terms=tuple(solutions))
-
-
 def _rdf_result(body: bytes, ctype: str):
     import pyoxigraph as ox
 
@@ -473,7 +452,7 @@ def query_endpoint(
     media = ctype.split(";")[0].strip().lower()
     try:
         if media in ("application/sparql-results+json", "application/json"):
-            return _json_result(json.loads(body))
+            return read_json_results(json.loads(body))
         result = _rdf_result(body, media)
     except (ValueError, SyntaxError, KeyError, TypeError, AttributeError, RecursionError) as e:
         raise QueryError(f"{shown(url)} answered with a malformed {media or 'untyped'} document ({e})") from e

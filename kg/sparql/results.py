@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["QueryResult", "term_value"]
+__all__ = ["QueryResult", "Table", "format_table", "read_json_results", "table_layout", "table_view", "term_value"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,31 @@ def term_value(term: dict) -> str:
     endpoint's (`kg.sparql.remote`) are read with it."""
     value = term["value"]
     return value if isinstance(value, str) else json.dumps(value)
+
+
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def _json_term(term: dict) -> dict:
+    """A SPARQL JSON results term as `kg.sparql` writes one (``typed-literal`` is a literal,
+    ``xsd:string`` is implicit)."""
+    term = dict(term)
+    if term.get("type") == "typed-literal":
+        term["type"] = "literal"
+    if term.get("datatype") == _XSD_STRING:
+        del term["datatype"]
+    return term
+
+
+def read_json_results(data: dict) -> QueryResult:
+    """The `QueryResult` of a SPARQL 1.1 JSON results document (*data*, parsed): an endpoint's
+    answer (`kg.sparql.remote`), or kg serve's worker's (`kg.serve.app`)."""
+    if "boolean" in data:
+        return QueryResult(boolean=bool(data["boolean"]), kind="ask")
+    variables = tuple(data.get("head", {}).get("vars", ()))
+    solutions = [{k: _json_term(v) for k, v in b.items() if k in variables} for b in data.get("results", {}).get("bindings", ())]
+    rows = tuple(tuple(term_value(s[v]) if v in s else None for v in variables) for s in solutions)
+    return QueryResult(variables=variables, rows=rows, terms=tuple(solutions))
 
 
 # --------------------------------------------------------------------------------------------
@@ -87,8 +112,32 @@ def _label_of(column: str, variables: list[str]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Table:
+    """What a table for people shows of a result (`table_layout`): notes said once above it, the
+    columns and their cells (text), and for each cell the full IRI it stands for, or None: an IRI
+    column's own value, or the IRI a label names when its IRI column is hidden. `format_table`
+    prints it in a terminal; kg serve's ``/api/query?view=table`` sends it to the explorer."""
+
+    notes: tuple[str, ...]
+    columns: tuple[str, ...]
+    cells: tuple[tuple[str, ...], ...]
+    iris: tuple[tuple[str | None, ...], ...]
+
+    def as_json(self) -> dict:
+        return {"notes": list(self.notes), "columns": list(self.columns),
+                "rows": [list(r) for r in self.cells], "iris": [list(r) for r in self.iris]}
+
+
 def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str]]]:
-    """What a table shows of *result*: notes said once above it, the columns and the cells.
+    """The notes, columns and cells of `table_layout` (*result* as a table for people)."""
+    table = table_layout(result)
+    return list(table.notes), list(table.columns), [list(r) for r in table.cells]
+
+
+def table_layout(result: QueryResult, *, full_iris: str = "--format csv shows them") -> Table:
+    """What a table shows of *result*: notes said once above it, the columns and the cells;
+    *full_iris* tells the reader where the IRIs hidden or shortened are shown whole.
 
     Bound values are not repeated (a column equal on every row to a ``--bind`` value is left
     out and said once), nor columns empty on every row or equal to another on every row; an
@@ -137,6 +186,7 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
             notes.append("not shown: " + ", ".join([*(f"{v} (empty)" for v in empty), *(f"{s} on every row" for s in same)]))
     iri_columns = [v for v in variables if kinds[v] == {"uri"}]
     order = [v for v in variables if v not in drop]
+    stands_for = {v: v for v in iri_columns}  # a shown column -> the IRI column its cells link to
     hidden = []
     generic = [g for g in ("label", "name", "title") if g in order]
     for v in [v for v in iri_columns if v in order]:
@@ -152,10 +202,11 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
         if ok and rows:
             hidden.append(v)
             order[order.index(v)] = label
+            stands_for[label] = v
         else:
             order.insert(order.index(v), label)  # the label first, then its IRI
     if hidden:
-        notes.append(f"IRIs of {', '.join(hidden)} hidden: their labels stand for them (--format csv shows them)")
+        notes.append(f"IRIs of {', '.join(hidden)} hidden: their labels stand for them ({full_iris})")
     base = _base([x for v in iri_columns if v not in hidden for x in column[v] if x])
 
     def cell(v: str, x: str | None) -> str:
@@ -170,8 +221,9 @@ def table_view(result: QueryResult) -> tuple[list[str], list[str], list[list[str
         notes.insert(len(notes) - bool(hidden), "on every row: " + ", ".join(
             f"{v} = {cell(v, column[v][0])}" for v in constant if v not in iri_columns or not labelled & {_label_of(v, variables)}))
 
-    cells = [[cell(v, column[v][i]) for v in order] for i in range(len(rows))]
-    return [printable(" ".join(n.split())) for n in notes], order, cells
+    cells = tuple(tuple(cell(v, column[v][i]) for v in order) for i in range(len(rows)))
+    iris = tuple(tuple(column[stands_for[v]][i] if v in stands_for else None for v in order) for i in range(len(rows)))
+    return Table(tuple(printable(" ".join(n.split())) for n in notes), tuple(order), cells, iris)
 
 
 def format_table(result: QueryResult, width: int | None = None) -> str:

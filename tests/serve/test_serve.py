@@ -287,6 +287,52 @@ def test_named_queries_over_http(served):
     assert _get(served.url + "api/query?name=papers-of-concept&bind=label%3Dx&bind=limit%3D-1")[0] == 400
 
 
+def _table(served, body: dict):
+    status, _, answer = _get(served.url + "api/query", {"Content-Type": "application/json"},
+                                   json.dumps({**body, "view": "table"}).encode())
+    assert status == 200, answer
+    return json.loads(answer)
+
+
+def test_api_query_view_table_is_the_table_kg_query_prints(served, small_build):
+    """view=table: the SPARQL JSON results whole, and beside them the table kg query prints (one rule:
+    `table_view` of the same answer), each cell with the IRI it stands for."""
+    import kg
+    from kg.sparql.results import table_view
+
+    answer = _table(served, {"name": "papers-of-concept", "bindings": {"label": "LLM"}})
+    raw = answer["results"]["bindings"]
+    assert answer["head"]["vars"][0] == "concept" and raw[0]["concept"]["value"].startswith("https://")
+    local = kg.query("papers-of-concept", graph=small_build / "graph.nt", bind=["label=LLM"])
+    notes, columns, cells = table_view(local)
+    table = answer["table"]
+    assert table["columns"] == columns == ["name", "venue", "year", "direct", "score", "rank"]
+    assert sorted(table["rows"]) == sorted(cells) and table["notes"][0] == notes[0] == "bound: label = LLM"
+    papers = {r["paper"]["value"]: r["name"]["value"] for r in raw}
+    assert {row[0]: iris[0] for row, iris in zip(table["rows"], table["iris"])} == {v: k for k, v in papers.items()}
+    assert all(i is None for iris in table["iris"] for i in iris[1:]) and answer["ties"] == []
+    # without it, the SPARQL JSON results alone, as before
+    plain = json.loads(_get(served.url + "api/query", {"Content-Type": "application/json"},
+                            json.dumps({"name": "papers-of-concept", "bindings": {"label": "LLM"}}).encode())[2])
+    assert set(plain) == {"head", "results"}
+    assert _get(served.url + "api/query?name=top-concepts&view=table")[0] == 200
+    status, _, body = _get(served.url + "api/query?name=top-concepts&view=csv")
+    assert status == 400 and b"view must be table" in body
+
+
+def test_api_query_view_table_says_a_ranked_cut_inside_a_tie(served, small_build):
+    """LLM shares two papers with fine-tuning and with zeroth-order optimization: a cut at top 1
+    falls inside that tie, and the answer says so as kg query does; at top 2 it does not."""
+    import kg
+
+    answer = _table(served, {"name": "cooccurring-concepts", "bindings": {"label": "LLM", "top": 1}})
+    local = kg.query("cooccurring-concepts", graph=small_build / "graph.nt", bind=["label=LLM", "top=1"])
+    assert answer["ties"] == list(local.ties) and len(answer["ties"]) == 1
+    assert answer["ties"][0].startswith("the cut at top = 1 falls inside a tie: the one row shown has papers = 2")
+    assert answer["table"]["columns"][:2] == ["conceptLabel", "otherLabel"]
+    assert _table(served, {"name": "cooccurring-concepts", "bindings": {"label": "LLM", "top": 2}})["ties"] == []
+
+
 def test_explorer_api(served):
     from kg.view.page import render_page
 
@@ -599,6 +645,7 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
     from playwright.sync_api import sync_playwright
 
     import kg
+    from kg.sparql.results import table_view
 
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed")
@@ -609,7 +656,8 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
         (out / "graph.json").write_text(graph_to_json(G), encoding="utf-8")
     concept = "concept:large-language-model"
     papers = sorted(n for n in G[concept] if G.nodes[n]["kind"] == "paper")
-    expected_rows = kg.query("papers-of-concept", graph=out / "graph.ttl", bind=["label=large language model"]).rows
+    expected = kg.query("papers-of-concept", graph=out / "graph.ttl", bind=["label=large language model"])
+    expected_rows, expected_columns = expected.rows, table_view(expected)[1]  # the table kg query prints
     requests: list[str] = []
     with start_server(out, port=0) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -649,11 +697,10 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
             page.click("#kg-query-run")
             page.wait_for_selector("#kg-query-status[data-state=done]")
             assert page.locator("#kg-query-table tbody tr").count() == len(expected_rows)
-            assert page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)")[:2] == ["concept", "conceptLabel"]
-            # ... in a pane under the map, as wide as it, each cell one line: twelve columns read across
+            assert page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)") == expected_columns
+            # ... in a pane under the map, as wide as it, each cell one line: the columns read across
             pane, shown = page.locator("#kg-query-pane").bounding_box(), page.locator("#kg-map").bounding_box()
             assert abs(pane["width"] - shown["width"]) < 2 and pane["y"] >= shown["y"] + shown["height"] - 1, (pane, shown)
-            assert page.locator("#kg-query-table thead th").count() == 12
             heights = page.eval_on_selector_all("#kg-query-table tbody tr", "trs => trs.map(t => t.getBoundingClientRect().height)")
             assert max(heights) < 30, heights  # no cell wraps onto a second line
             page.screenshot(path=str(tmp_path / "explorer-query.png"))
@@ -671,6 +718,42 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
             browser.close()
     assert not errors
     assert requests and all(url.startswith(server.url) for url in requests), requests
+
+
+@pytest.mark.browser
+def test_the_query_pane_reads_like_kg_query(served, tmp_path):
+    """The explorer's answer to a canned query on the small graph: labels first (a link to its node,
+    the IRI its title), the bound values said once above the table, and the tie note under it."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(served.url)
+            page.wait_for_selector("body[data-kg-queries=loaded]")
+            page.select_option("#kg-query-name", "cooccurring-concepts")
+            page.fill('#kg-query-inputs input[data-var="label"]', "LLM")
+            page.fill('#kg-query-inputs input[data-var="top"]', "1")
+            page.click("#kg-query-run")
+            page.wait_for_selector("#kg-query-status[data-state=done]")
+            page.wait_for_selector("#kg-query-ties p")
+            first = page.eval_on_selector_all("#kg-query-table tbody tr td:first-child", "tds => tds.map(t => t.textContent)")
+            link = page.eval_on_selector("#kg-query-table tbody td:first-child", "td => [td.title, td.querySelector('button').dataset.id]")
+            headers = page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)")
+            above, under = page.text_content("#kg-query-notes"), page.text_content("#kg-query-ties")
+            page.screenshot(path=str(tmp_path / "query-pane.png"))
+        finally:
+            browser.close()
+    assert first == ["large language model"] and not any(c.startswith("https://") for c in first)
+    assert headers[0] == "conceptLabel" and "label" not in headers and "top" not in headers
+    assert link == ["https://example.org/kg/concept/large-language-model", "concept:large-language-model"]
+    assert "bound: label = LLM, top = 1" in above
+    assert under.startswith("the cut at top = 1 falls inside a tie") and not errors
 
 
 def test_serve_given_an_output_file_serves_its_build_folder(small_build, tmp_path):
@@ -793,6 +876,7 @@ def test_a_request_with_two_host_headers_is_refused(served):
     ({"name": ["top-concepts"]}, b'"name" must be a string'),
     ({"name": "search", "bindings": ["text=x"]}, b'"bindings" must be an object'),
     ({"name": "search", "bindings": {"text": {"a": 1}}}, b"binding 'text' must be a string or a number"),
+    ({"name": "search", "view": 5}, b'"view" must be "table"'),
     ([1, 2], b"the body must be a JSON object"),
     ("[" * 100_000, b"it is not JSON"),
 ])

@@ -1,8 +1,11 @@
 /* kg map page, served by kg serve: the canned queries of /queries, each with an input per
    variable, run on the live endpoint (/api/query: values are bound, never pasted into the
-   text), the result as a table whose IRIs of the graph's nodes focus them on the map. The
-   table opens in a pane under the map, as wide as it (the panel is too narrow for a row of
-   a dozen columns), and scrolls both ways; Close gives the map its room back. */
+   text), the answer as the table kg query prints (/api/query's view=table: labels first, IRIs
+   shortened or hidden behind their labels, bound values and empty or repeated columns said
+   once above it, a ranked cut that falls inside a tie said under it), whose cells that stand
+   for a node of the graph focus it on the map. The table opens in a pane under the map, as
+   wide as it (the panel is too narrow for a row of a dozen columns), and scrolls both ways;
+   Close gives the map its room back. */
 (function (kg) {
   "use strict";
   var ROWS = 1000;
@@ -52,22 +55,23 @@
       $("kg-query-status").textContent = q.variables.length ? "Empty fields stay unbound; values are bound, never pasted." : "";
     }
 
-    function cell(term) {
-      var td = el("td");
-      if (!term) return td;
-      var id = term.type === "uri" ? nodeOf(term.value) : null;
+    function cell(text, iri) {
+      var td = el("td"), id = iri ? nodeOf(iri) : null;
       if (id) {
-        var b = el("button", term.value, "kg-link");
+        var b = el("button", text, "kg-link");
         b.type = "button";
         b.setAttribute("data-id", id);
         b.addEventListener("click", function () { app.focus(id); });
         td.appendChild(b);
       } else {
-        td.textContent = term.value;
-        if (/^-?[\d.]+(e-?\d+)?$/.test(term.value)) td.className = "kg-num";
+        td.textContent = text;
       }
-      td.title = term.value;
+      if (iri || text) td.title = iri || text;
       return td;
+    }
+
+    function notes(lines, className) {
+      return lines.map(function (line) { return el("p", line, className); });
     }
 
     function open(what) {
@@ -85,19 +89,32 @@
         status.setAttribute("data-state", "done");
         return;
       }
-      var vars = res.head.vars, rows = res.results.bindings, table = el("table"), head = el("tr");
+      var view = res.table, rows = view.rows, table = el("table"), head = el("tr");
       var thead = el("thead"), tbody = el("tbody");
+      var numeric = view.columns.map(function (_, i) {
+        return rows.length > 0 && rows.every(function (r) { return r[i] === "" || /^-?[\d.,]+(e-?\d+)?$/.test(r[i]); });
+      });
       table.id = "kg-query-table";
-      vars.forEach(function (v) { head.appendChild(el("th", v)); });
+      view.columns.forEach(function (v) { head.appendChild(el("th", v)); });
       thead.appendChild(head);
       table.appendChild(thead);
-      rows.slice(0, ROWS).forEach(function (b) {
+      rows.slice(0, ROWS).forEach(function (r, i) {
         var tr = el("tr");
-        vars.forEach(function (v) { tr.appendChild(cell(b[v])); });
+        r.forEach(function (text, j) {
+          var td = cell(text, view.iris[i][j]);
+          if (numeric[j]) td.className = "kg-num";
+          tr.appendChild(td);
+        });
         tbody.appendChild(tr);
       });
       table.appendChild(tbody);
-      box.replaceChildren(table);
+      var ties = el("div");
+      ties.id = "kg-query-ties";
+      ties.replaceChildren.apply(ties, notes(res.ties, "kg-tie"));
+      var above = el("div");
+      above.id = "kg-query-notes";
+      above.replaceChildren.apply(above, notes(view.notes, "kg-muted"));
+      box.replaceChildren(above, table, ties);
       status.textContent = kg.core.plural(rows.length, "row") + " in " + Math.round(ms) + " ms" +
         (rows.length > ROWS ? " (the first " + ROWS + " shown)" : "");
       status.setAttribute("data-state", "done");
@@ -114,7 +131,7 @@
       try {
         var res = await getJSON("/api/query", {method: "POST",
           headers: {"Content-Type": "application/json", "Accept": "application/sparql-results+json"},
-          body: JSON.stringify({name: $("kg-query-name").value, bindings: bindings})});
+          body: JSON.stringify({name: $("kg-query-name").value, bindings: bindings, view: "table"})});
         render(res, performance.now() - t0);
       } catch (e) {
         $("kg-query-result").replaceChildren(el("p", e.message, "kg-error"));
