@@ -12,8 +12,18 @@ from kg.concepts.similarity import cosines
 from kg.text.acronyms import is_acronym
 from kg.text.phrases import is_plain_phrase, normalize_phrase, phrase_words, singularize
 
-__all__ = ["acronym_synonyms", "acronym_votes", "expand_acronyms", "local_definitions", "phrase_key", "representatives",
+__all__ = ["ENGLISH_CAPITALS", "acronym_synonyms", "acronym_votes", "expand_acronyms", "local_definitions", "phrase_key", "representatives",
            "resolve_acronyms", "short_key", "without_short_form"]
+
+
+# Short English words that a text may set in capitals ("the US economy", "IT budgets", "ALL of them",
+# a title in capitals): the key of such a short form is taken for the word, not for another paper's acronym.
+ENGLISH_CAPITALS = frozenset({
+    "a", "all", "an", "and", "any", "are", "as", "at", "be", "but", "by", "can", "do", "for", "from", "go", "he",
+    "her", "his", "how", "if", "in", "is", "it", "its", "me", "my", "no", "nor", "not", "now", "of", "off", "on",
+    "one", "or", "our", "out", "she", "so", "than", "that", "the", "this", "to", "too", "two", "up", "us", "was",
+    "we", "what", "when", "who", "why", "will", "with", "yes", "you", "your",
+})
 
 
 def short_key(short: str) -> str:
@@ -107,14 +117,16 @@ def local_definitions(defs: Sequence[tuple[str, str]]) -> dict[str, str | None]:
 
 
 def expand_acronyms(words: Sequence[str], local: Mapping[str, str | None], corpus: Mapping[str, str]) -> tuple[str, bool]:
-    """The phrase of *words* with each acronym replaced by its long form key; and whether any was."""
+    """The phrase of *words* with each acronym replaced by its long form key (the paper's own, else
+    the *corpus*'s); and whether any was. A word of English in capitals (US, IT, ALL) is expanded
+    by its paper's own definition only: elsewhere it is more likely the word than another paper's acronym."""
     out = []
     expanded = False
     for w in words:
         long = None
         if not w.islower() and is_acronym(w):
             key = short_key(w)
-            long = local[key] if key in local else corpus.get(key)
+            long = local[key] if key in local else None if key in ENGLISH_CAPITALS else corpus.get(key)
         if long:
             out.append(long)
             expanded = True

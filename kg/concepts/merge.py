@@ -30,6 +30,7 @@ from kg.concepts.instances import named_instances
 from kg.concepts.model import Concept, ConceptIndex, concept_slug
 from kg.concepts.variants import NEAR_DUPLICATE_THRESHOLD, SYNONYM_THRESHOLD, variant_groups
 from kg.text.acronyms import is_acronym
+from kg.text.noise import is_trimmed, trim_label
 from kg.text.phrases import normalize_phrase
 
 __all__ = ["merge_concepts"]
@@ -92,6 +93,7 @@ def _index(ordered: Sequence[str], surfaces: Mapping[str, dict[str, int]], paper
         forms = surfaces.get(key)
         if forms is None:  # merged into another
             continue
+        forms = _trimmed(forms) or {key: 0}
         if len(forms) == 1:  # (most keys)
             (label,), alt = forms, ()
         else:
@@ -156,6 +158,19 @@ def merge_concepts(
             for form in long_labels:
                 forms.setdefault(form, 0)
     return _index(ordered, surfaces, papers, alias, keys)
+
+
+def _trimmed(forms: Mapping[str, int]) -> dict[str, int]:
+    """The surface forms of a concept with no stray signs at their ends (`trim_label`): a form cut
+    from text may carry one ("reinforcement learning~", "large language models'"); forms that
+    become one add their uses, and one that is nothing but signs goes."""
+    if all(map(is_trimmed, forms)):  # (most concepts)
+        return dict(forms)
+    out: dict[str, int] = {}
+    for form, n in forms.items():
+        if trimmed := trim_label(form):
+            out[trimmed] = out.get(trimmed, 0) + n
+    return out
 
 
 def _preferred_label(forms: Mapping[str, int]) -> str:

@@ -22,6 +22,7 @@ _CLAUSE = re.compile(r"[.;:!?()\[\]]|,\s")
 _DEFINED = re.compile(r"\s*\(\s*([^()]*?)\s*\)")  # a parenthesis and the white space before it
 _CLAUSE_CHARS = 2000  # looked at before a parenthesis: the long form is at most 17 words of its clause
 _WORD = re.compile(r"\S+")
+_QUOTES = "'\"`~"  # never at either end of a short or long form ("large language models' (LLMs')")
 
 
 def is_acronym(token: str) -> bool:
@@ -86,8 +87,8 @@ def definition_pairs(text: str) -> list[tuple[str, str]]:
     seen: dict[str, set[str]] = {}
     for match in _PAREN.finditer(text):
         inside = match.group(1).strip()
-        head = _SHORT_PART.split(inside, 1)[0].strip()  # (SF; more): only an acronym opens such a parenthesis
-        pair = (_long_before(text, match.start(), head) if head == inside or is_acronym(head) else None) \
+        head = _short_part(inside)  # (SF; more): only an acronym opens such a parenthesis
+        pair = (_long_before(text, match.start(), head) if head == inside.strip(_QUOTES) or is_acronym(head) else None) \
             or _short_before(text, match.start(), inside)
         if pair is None:
             continue
@@ -97,6 +98,11 @@ def definition_pairs(text: str) -> list[tuple[str, str]]:
             seen[short].add(folded)
             found[(short, long)] = None
     return list(found)
+
+
+def _short_part(inside: str) -> str:
+    """The first part of a parenthesis, without quotes around it: (SF; more) and (LLMs') give SF, LLMs."""
+    return _SHORT_PART.split(inside, 1)[0].strip().strip(_QUOTES)
 
 
 def _long_before(text: str, start: int, short: str) -> tuple[str, str] | None:
@@ -110,7 +116,7 @@ def _long_before(text: str, start: int, short: str) -> tuple[str, str] | None:
     long = _best_long_form(short, window) if window else None
     if not long:
         return None
-    long = long.strip(" ,;:-")
+    long = long.strip(" ,;:-" + _QUOTES)
     if len(long) <= len(short) or short.lower() in long.lower().split():
         return None
     return short, long
@@ -162,7 +168,7 @@ def strip_definitions(text: str, definitions: Iterable[str] | Mapping[str, str])
     last = 0
     for match in _DEFINED.finditer(text):  # one pass over the text, whatever the number of definitions
         inside = match.group(1)
-        if _SHORT_PART.split(inside, 1)[0].strip() in shorts:  # long (SF), long (SF; more)
+        if _short_part(inside) in shorts:  # long (SF), long (SF; more)
             out.append(text[last:match.start()])
             last = match.end()
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["clean_text", "find_urls", "normalize_space"]
+__all__ = ["citation_keys", "clean_text", "find_urls", "normalize_space"]
 
 _URL = re.compile(r"""(?:https?://|www\.)[^\s<>"'\])}]+""", re.IGNORECASE)
 _URL_TRAIL = ".,;:!?)]}'\""
@@ -53,6 +53,24 @@ _SWITCH = re.compile(r"\\(?:small|tiny|scriptsize|footnotesize|large|Large|LARGE
 _COMMAND_WITH_ARG = re.compile(r"\\[A-Za-z]+\*?\s*\{([^{}]*)\}")
 _BARE_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
 _LATEX_ESCAPE = re.compile(r"\\([%&#_$])")
+# A citation, cross-reference or label command with its optional arguments and its key: the key
+# names a bibliography entry or an anchor, never text ("\\citep[see][]{hu2021lora}", "\\ref{fig:1}").
+_REFERENCE = re.compile(
+    r"\\(?:[A-Za-z]*[Cc]ite[A-Za-z]*|[cC]ref|[a-z]*ref|label)\*?\s*(?:\[[^\[\]{}]{0,200}\]\s*){0,2}\{[^{}]{0,500}\}")
+# LaTeX's unbreakable space: a ~ right after a word or a closing sign ("learning~(RL)", "Fig.~3"),
+# not one opening a number in prose ("~10x") nor the accent \~{n}.
+_TIE = re.compile(r"(?<=[\w.,;:)\]}'])~")
+# A bibliography key left bare in the text: a surname glued to a year and, often, a word
+# ("hu2021lora", "lin2014microsoft", "Vaswani2017"). Names with digits are not: word2vec, GPT-4,
+# ResNet50, COCO2017 (capitals), L2.
+_CITATION_KEY = re.compile(r"(?<![\w/.@:-])[A-Za-z][a-z]+(?:19|20)\d\d[a-z]*(?![\w/@:-])")
+# Author-year citations: "(Smith et al., 2020)", "(Smith and Lee, 2019; Wu 2021a)", and the
+# narrative "Smith et al. (2020)". The surnames and years are no keyphrase, and such a parenthesis
+# is no acronym's definition.
+_AUTHORS = r"[A-Z][\w'-]+(?:\s+(?:and|&)\s+[A-Z][\w'-]+|\s+et\s+al\.?)?"
+_YEAR = r"(?:19|20)\d\d[a-z]?"
+_CITED = rf"(?:(?:e\.g\.|see|cf\.),?\s+)?{_AUTHORS},?\s+{_YEAR}"
+_AUTHOR_YEAR = re.compile(rf"\(\s*{_CITED}(?:\s*[;,]\s*{_CITED})*\s*\)|\b[A-Z][\w'-]+\s+et\s+al\.?\s*\(\s*{_YEAR}\s*\)")
 # The spans of links and emphasis are bounded: unbounded, a pattern scans the rest of the text
 # from each opener that has no closer ("[a](" or "**a " repeated: quadratic, minutes).
 _MD_LINK = re.compile(r"!?\[([^\]]{0,500})\]\(([^)\s]{1,500})(?:\s+\"[^\"]{0,500}\")?\)")
@@ -70,7 +88,7 @@ _MD_CODE = re.compile(r"`([^`]+)`")
 # its line or of its sentence.
 _COMMENT = re.compile(r"(?<![\d\s\\(])(?<!\d[+)])%[^\n.!?]*|(?<=\s)(?<!\d\s)%(?=[A-Za-z])[^\n.!?]*")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
-_EMPTY_BRACKETS = re.compile(r"\(\s*[,;:]?\s*\)|\[\s*\]")
+_EMPTY_BRACKETS = re.compile(r"\([\s,;:]*\)|\[[\s,;:]*\]")
 _SPACE_BEFORE = re.compile(r"\s+([,.;:!?)])")
 _OPEN_SPACE = re.compile(r"\(\s+")
 
@@ -196,6 +214,25 @@ def _strip_inline_math(text: str) -> str:
     return "".join(parts)
 
 
+def citation_keys(text: str) -> list[str]:
+    """The bare bibliography keys in *text* (a surname glued to a year, often a word).
+
+    >>> citation_keys("CLIP radford2021learning, word2vec, GPT-4, ResNet50, COCO2017, vaswani2017")
+    ['radford2021learning', 'vaswani2017']
+    """
+    return _CITATION_KEY.findall(text)
+
+
+def _strip_citations(text: str) -> str:
+    """Author-year citations and bare bibliography keys removed (`_AUTHOR_YEAR`, `_CITATION_KEY`):
+    glued to a phrase, a key becomes part of a keyphrase ("low rank adaptation hu2021lora")."""
+    if "(" in text:
+        text = _AUTHOR_YEAR.sub(" ", text)
+    if "19" in text or "20" in text:
+        text = _CITATION_KEY.sub(" ", text)
+    return text
+
+
 def clean_text(text: str) -> str:
     """Text fit for keyphrase extraction: no math, LaTeX, markdown, HTML tags or URLs.
 
@@ -216,6 +253,10 @@ def clean_text(text: str) -> str:
         text = _URL.sub(" ", text)
     if "%" in text:  # before math: in LaTeX a comment hides any $ in it
         text = _strip_line_comments(text)
+    if "\\" in text:  # before math and commands: a citation's key is no text
+        text = _REFERENCE.sub(" ", text)
+    if "~" in text:  # before comments: "20~%" is a percentage
+        text = _TIE.sub(" ", text)
     if "$" in text or "\\" in text:
         text = _DISPLAY_MATH.sub(" ", text)
         if "\\[" in text:
@@ -245,6 +286,7 @@ def clean_text(text: str) -> str:
         text = _MD_UNDERSCORE.sub(lambda m: m.group(1), text)
     if "<" in text:
         text = _HTML_TAG.sub(" ", text)
+    text = _strip_citations(text)
     text = _single_spaced(text)
     # Empty brackets left where math or a URL stood, and space before punctuation.
     if "(" in text or "[" in text:

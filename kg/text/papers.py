@@ -18,7 +18,25 @@ from kg.text.records import Author, Diagnostic, Source
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
-__all__ = ["Conflict", "Paper", "ReadReport", "merge_records", "paper_id"]
+__all__ = ["Conflict", "Paper", "ReadReport", "merge_records", "paper_id", "uncapitalized"]
+
+_CAPITALS = re.compile(r"[A-Z][A-Z0-9]*")
+
+
+def uncapitalized(title: str, text: str) -> str:
+    """A title set all in capitals (three words or more) in lower case, but for the words its
+    abstract *text* also writes in capitals (its acronyms); any other title as it is. Set so,
+    every word of a title reads as an acronym ("ALL YOU NEED FOR IT SUPPORT": ALL and IT then
+    take another paper's long forms).
+
+    >>> uncapitalized("BERT FOR IT SUPPORT", "We fine-tune BERT.")
+    'BERT for it support'
+    """
+    if any(c.islower() for c in title) or len(_CAPITALS.findall(title)) < 3:
+        return title
+    written = set(_CAPITALS.findall(text))
+    return _CAPITALS.sub(lambda m: m.group(0) if m.group(0) in written else m.group(0).lower(), title)
+
 
 @dataclass(frozen=True, slots=True)
 class Paper:
@@ -43,7 +61,7 @@ class Paper:
     def document(self) -> str:
         """The text keyphrases come from: the title (when given) and the cleaned abstract."""
         if self.title:
-            title = clean_text(self.title)
+            title = uncapitalized(clean_text(self.title), self.text)
             return f"{title}. {self.text}" if not title.endswith((".", "?", "!")) else f"{title} {self.text}"
         return self.text
 

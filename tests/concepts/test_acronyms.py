@@ -94,3 +94,48 @@ def test_an_acronym_written_before_its_long_form():
     text = "We train with SGD (stochastic gradient descent) and GPT-4 (OpenAI, 2023) and Adam (Kingma and Ba)."
     assert find_definitions(text) == {"SGD": "stochastic gradient descent"}
     assert strip_definitions(text, find_definitions(text)).startswith("We train with stochastic gradient descent and GPT-4")
+
+
+def test_a_citation_or_year_in_parentheses_defines_nothing():
+    from kg.text.clean import clean_text
+
+    text = ("Graph networks (Smith et al., 2020) and message passing (2019) learn on molecules (Gilmer and Lee, 2017), "
+            "and graph kernels (GK; Vishwanathan et al., 2010) compare them.")
+    assert find_definitions(text) == {"GK": "graph kernels"}
+    assert find_definitions(clean_text(text)) == {"GK": "graph kernels"}
+    index = merge_concepts([("p1", ["graph networks", "message passing", "graph kernels"], definition_pairs(text)),
+                            ("p2", ["SE"], [])])
+    assert len(set(index.assignment.values())) == 4
+
+
+def test_a_list_marker_before_a_long_form_defines_nothing():
+    text = "We study (a) graph kernels and (i) random walks (RWs), and (b) spectral methods (SM)."
+    assert find_definitions(text) == {"RWs": "random walks", "SM": "spectral methods"}
+
+
+def test_an_english_word_in_capitals_takes_no_other_papers_long_form():
+    index = merge_concepts([
+        ("p1", ["uncertainty sampling"], [("US", "uncertainty sampling")]),
+        ("p2", ["information technology"], [("IT", "information technology")]),
+        ("p3", ["active lifelong learning"], [("ALL", "active lifelong learning")]),
+        ("p4", ["US economy", "IT budgets", "ALL"], []),
+        ("p5", ["US"], [("US", "uncertainty sampling")]),  # its own definition still counts
+    ])
+    assert {concept_of(index, "p4", p).key for p in ("US economy", "IT budgets", "ALL")} == {"us economy", "it budget", "all"}
+    assert concept_of(index, "p5", "US").key == "uncertainty sampling"
+
+
+def test_a_title_in_capitals_is_not_read_as_acronyms(nlp, hash_embedder):
+    from kg.extract.keyphrases import extract_keyphrases
+    from kg.text.papers import Paper, uncapitalized
+
+    assert uncapitalized("ALL YOU NEED FOR IT SUPPORT WITH BERT", "We fine-tune BERT.") == "all you need for it support with BERT"
+    assert uncapitalized("BERT for IT Support", "") == "BERT for IT Support"
+    papers = [Paper("t1", "We route support tickets with transformers.", "We route support tickets with transformers.",
+                    title="ALL YOU NEED IS ATTENTION: TRANSFORMERS FOR IT SUPPORT IN THE US"),
+              Paper("d1", "Information technology (IT) costs grow. IT support is a field.", "Information technology (IT) costs grow. IT support is a field."),
+              Paper("d2", "Uncertainty sampling (US) picks queries; US is cheap.", "Uncertainty sampling (US) picks queries; US is cheap.")]
+    found = extract_keyphrases([(p.id, p.document) for p in papers], hash_embedder, nlp=nlp)
+    index = merge_concepts([(f.paper_id, [k.phrase for k in f.keyphrases], f.definitions) for f in found])
+    title_keys = {c.key for c in index.concepts if "t1" in c.papers}
+    assert not title_keys & {"information technology support", "uncertainty sampling", "information technology"}

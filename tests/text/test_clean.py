@@ -176,3 +176,26 @@ def test_runs_of_punctuation_do_not_reach_the_tagger(nlp, name):
     from kg.extract.keyphrases import tag_documents
 
     assert _finishes(tag_documents, [("x", clean_text(HOSTILE_TEXTS[name]))], nlp), name
+
+
+def test_citation_commands_go_with_their_keys_and_ties_are_spaces():
+    assert clean_text(r"with low rank adaptation~\citep[see][p.~3]{hu2021lora,lin2014microsoft} on tasks") == \
+        "with low rank adaptation on tasks"
+    assert clean_text(r"CLIP~\cite{radford2021learning} works, as \Citet{a} saw (Fig.~\ref{fig:x})\label{sec:y}.") == \
+        "CLIP works, as saw (Fig.)."
+    assert clean_text(r"Deep reinforcement learning~(RL), a 20~% gain, about ~10x, Policy~\cite{x}.") == \
+        "Deep reinforcement learning (RL), a 20 % gain, about ~10x, Policy."
+
+
+def test_bare_citation_keys_go_but_names_with_digits_stay():
+    assert clean_text("low rank adaptation hu2021lora and MS COCO lin2014microsoft [vaswani2017, Smith2020a].") == \
+        "low rank adaptation and MS COCO."
+    names = "word2vec, GPT-4, BERT-base, ResNet50, L2, t-SNE, k-means, COCO2017, ImageNet-1k, Llama2, data2vec, 2021 results"
+    assert clean_text(names) == names
+
+
+def test_author_year_citations_go():
+    assert clean_text("Transformers (Vaswani et al., 2017; Devlin and Lee, 2019a) and CNNs (LeCun, 1998) work. "
+                      "Smith et al. (2020) show it.") == "Transformers and CNNs work. show it."
+    kept = "CNNs (LeCun et al., 1998) stay defined as in (CNNs; LeCun et al., 1998), and (2019) is no citation we drop."
+    assert clean_text(kept).startswith("CNNs stay defined as in (CNNs; LeCun et al., 1998), and (2019)")
