@@ -1,28 +1,52 @@
-"""A graph checked against kg's SHACL shapes (``shapes/kg.shacl.ttl``), with pySHACL."""
+"""A graph checked against kg's SHACL shapes (``shapes/kg.shacl.ttl``), with rudof's SHACL engine.
+
+rudof (pyrudof, Rust) runs the core constraints and the SPARQL-based rules in one pass, on
+Oxigraph's parsers and query engine: the seeds' graph is checked in about 2 s where pySHACL took
+15-20 s (its SPARQL rules ran on rdflib's engine), and a 10,000-abstract build becomes possible
+(benchmarks/README.md, "kg validate"). pySHACL stays the reference the tests compare it with.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import InputError
 from kg.resources import shapes_file
 
-_FORMATS = {".ttl": "turtle", ".nt": "nt", ".jsonld": "json-ld"}
-_SAY_READING = 5_000_000  # bytes: a file whose reading takes seconds (rdflib reads ~1 MB/s); a smaller one is read silently
+_FORMATS = {".ttl": "Turtle", ".nt": "NTriples", ".jsonld": "JsonLd"}  # pyrudof.RDFFormat names
+_SAY_READING = 5_000_000  # bytes: a file whose reading takes seconds; a smaller one is read silently
+_SH = "http://www.w3.org/ns/shacl#"
+_SPARQL_COMPONENT = _SH + "SPARQLConstraintComponent"
+_SKOLEM = "https://example.org/kg/shapes#property/"  # names of property shapes without one (`_shape_names`)
 
 
 @dataclass(frozen=True)
 class Validation:
-    """What pySHACL found: whether the graph conforms, how many results, and its report."""
+    """What the check found: whether the graph conforms, how many results, and its report."""
 
     path: Path
     triples: int
     conforms: bool
     violations: int
     report: str
+
+
+@dataclass(frozen=True)
+class Result:
+    """One validation result: the shape and constraint component that found it, its focus node,
+    path and value (IRIs or literals in N-Triples form; None where the result has none), severity
+    and message."""
+
+    shape: str
+    component: str
+    focus: str
+    path: str | None
+    value: str | None
+    severity: str
+    message: str
 
 
 def rdf_file(graph: str | Path) -> Path:
@@ -43,8 +67,7 @@ def validate_graph(graph: str | Path = "outputs", log: Callable[[str], None] | N
 
     *log*, if given, is told what is being done (reading the file, checking it), for a big graph's long wait.
     """
-    from pyshacl import validate
-    from rdflib import Graph, Namespace
+    import pyrudof
 
     say = log or (lambda message: None)
     path = rdf_file(graph)
@@ -52,19 +75,117 @@ def validate_graph(graph: str | Path = "outputs", log: Callable[[str], None] | N
     if size >= _SAY_READING:
         say(f"reading {path} ({size / 1e6:.0f} MB)...")
     started = time.perf_counter()
-    data = Graph()
+    engine = pyrudof.Rudof(pyrudof.RudofConfig())
     try:
-        data.parse(path, format=_FORMATS[path.suffix])
-    except Exception as e:  # rdflib raises many kinds for a file it cannot read
-        said = (str(e).splitlines() or [""])[0][:200]  # an error may have no message (KeyError())
-        raise InputError(f"{path}: cannot be read as RDF ({e.__class__.__name__}: {said})") from e
-    say(f"read {len(data)} triples in {time.perf_counter() - started:.1f} s; checking them against kg's SHACL shapes...")
+        # A Path, not a str: rudof reads a str as inline data or a URL when it looks like one.
+        engine.read_data(path.resolve(), format=getattr(pyrudof.RDFFormat, _FORMATS[path.suffix]),
+                         reader_mode=pyrudof.ReaderMode.Strict)
+    except pyrudof.RudofError as e:
+        said = (str(e).splitlines() or [""])[0]
+        said = said.split(": ", 1)[-1] if said.startswith("Data error") else said
+        raise InputError(f"{path}: cannot be read as RDF ({said[:300]})") from e
+    triples = _count_triples(engine)
+    say(f"read {triples} triples in {time.perf_counter() - started:.1f} s; checking them against kg's SHACL shapes...")
     started = time.perf_counter()
-    shapes_graph = Graph().parse(shapes or shapes_file(), format="turtle")
-    # The shapes use no SHACL-AF feature (rules, functions, SPARQL targets), so advanced mode would only copy the
-    # data graph first; and they need no inference.
-    conforms, results, text = validate(data, shacl_graph=shapes_graph, inference="none", advanced=False)
-    sh = Namespace("http://www.w3.org/ns/shacl#")
-    violations = len(set(results.subjects(predicate=sh.resultSeverity)))
+    named, messages = _named_shapes(Path(shapes) if shapes else shapes_file())
+    try:
+        engine.read_shacl(named, format=pyrudof.ShaclFormat.NTriples, reader_mode=pyrudof.ReaderMode.Strict)
+        report = engine.validate_shacl()
+    except pyrudof.RudofError as e:
+        said = (str(e).splitlines() or [""])[0][:300]
+        raise InputError(f"{shapes or shapes_file()}: not SHACL shapes rudof can use ({said})") from e
+    results = [_result(entry, messages) for entry in report.violations]
     say(f"checked in {time.perf_counter() - started:.1f} s")
-    return Validation(path, len(data), bool(conforms), violations, text)
+    violations = sum(r.severity == "Violation" for r in results)
+    return Validation(path, triples, bool(report.conforms), violations, report_text(bool(report.conforms), results))
+
+
+def _count_triples(engine) -> int:
+    engine.read_query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+    (cell,), = engine.run_query().rows
+    return int(cell.split('"')[1])
+
+
+def _named_shapes(path: Path) -> tuple[str, dict[str, str]]:
+    """The shapes of the Turtle file *path* as N-Triples, each property shape named (`_shape_names`),
+    and the sh:message of each shape that has one.
+
+    Named, a property shape can be found again from a result that cites it: SHACL gives a shape's own
+    sh:message to every result of its constraints, which rudof does for SPARQL rules only. A result
+    then also says which shape found it, not a blank node label of no use to its reader.
+    """
+    from rdflib import Graph, URIRef
+
+    try:
+        graph = Graph().parse(path, format="turtle")
+    except Exception as e:  # rdflib raises many kinds for a file it cannot read
+        raise InputError(f"{path}: cannot be read as SHACL shapes in Turtle ({e.__class__.__name__})") from e
+    names = _shape_names(graph)
+
+    def name(term):
+        return names.get(term, term)
+
+    named = Graph()
+    for s, p, o in graph:
+        named.add((name(s), p, name(o)))
+    messages = {str(s): str(o) for s, o in named.subject_objects(URIRef(_SH + "message"))}
+    return named.serialize(format="nt"), messages
+
+
+
+def _shape_names(graph) -> dict:
+    """An IRI for each property shape of the shapes *graph* that is a blank node: ``kgsh:PaperShape-name``
+    for the property shape of schema:name in kgsh:PaperShape (a count after it where a shape has two of
+    one path), ``kgsh:property/N`` for the others. Paths and lists stay blank nodes, as SHACL needs them."""
+    from rdflib import BNode, URIRef
+    from rdflib.namespace import split_uri
+
+    sh_property, sh_path = URIRef(_SH + "property"), URIRef(_SH + "path")
+    names: dict = {}
+    for parent, shape in sorted(graph.subject_objects(sh_property)):
+        path = graph.value(shape, sh_path)
+        if isinstance(shape, BNode) and isinstance(parent, URIRef) and isinstance(path, URIRef):
+            base = iri = f"{parent}-{split_uri(path)[1]}"
+            n = 1
+            while URIRef(iri) in names.values():
+                n += 1
+                iri = f"{base}-{n}"
+            names[shape] = URIRef(iri)
+    others = sorted({o for _, o in graph.subject_objects(sh_property) if isinstance(o, BNode)} - names.keys())
+    names.update((term, URIRef(f"{_SKOLEM}{n}")) for n, term in enumerate(others, 1))
+    return names
+
+
+def _term(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def _result(entry, messages: dict[str, str]) -> Result:
+    """A `Result` of rudof's entry, with its shape's own sh:message where the shape has one
+    (a SPARQL rule's message is its constraint's, filled in by rudof)."""
+    shape, component = str(entry.source_shape), str(entry.constraint_component)
+    message = str(entry.message or "").strip().strip('"')
+    if component != _SPARQL_COMPONENT and shape in messages:
+        message = messages[shape]
+    return Result(shape, component, str(entry.focus_node), _term(entry.path), _term(entry.value),
+                  str(entry.severity), message)
+
+
+def report_text(conforms: bool, results: Iterable[Result]) -> str:
+    """A report people read, in pySHACL's layout (which users of SHACL tools know): one block a result."""
+    results = sorted(results, key=lambda r: (r.shape, r.focus, r.path or "", r.value or "", r.message))
+    lines = ["Validation Report", f"Conforms: {conforms}"]
+    if results:
+        lines.append(f"Results ({len(results)}):")
+    for r in results:
+        lines.append(f"Constraint {r.severity} in {r.component.removeprefix(_SH)} ({r.component}):")
+        lines.append(f"\tSeverity: sh:{r.severity}")
+        lines.append(f"\tSource Shape: {r.shape}")
+        lines.append(f"\tFocus Node: {r.focus}")
+        if r.value is not None:
+            lines.append(f"\tValue Node: {r.value}")
+        if r.path is not None:
+            lines.append(f"\tResult Path: {r.path}")
+        if r.message:
+            lines.append(f"\tMessage: {r.message}")
+    return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from fixture_graph import fixture_graph
 
 from kg.rdf.statements import to_rdf
@@ -54,14 +55,24 @@ def test_kg_validate_reads_the_turtle_kg_writes_for_hostile_labels(tmp_path, run
     assert result.code == 0, result.err
 
 
-def test_an_error_without_a_message_is_still_one_line(tmp_path, run_cli, monkeypatch):
-    import rdflib
-
-    (tmp_path / "graph.ttl").write_text("<http://x/s> <http://x/p> <http://x/o> .\n", encoding="utf-8")
-
-    def no_message(*args, **kwargs):
-        raise KeyError()
-
-    monkeypatch.setattr(rdflib.Graph, "parse", no_message)
+@pytest.mark.parametrize("data", [b"<http://x/s> <http://x/p> \xff\xfe .\n", b"x:s x:p x:o .\n",
+                                  b"<http://x/s> <http://x/p> \"open\n", b"\x00" * 64])
+def test_a_file_rudof_cannot_read_is_one_line(tmp_path, run_cli, data):
+    """Bytes that are not UTF-8, an undeclared prefix, an open string, NULs: one line, exit 2."""
+    (tmp_path / "graph.ttl").write_bytes(data)
     result = run_cli("validate", "--graph", str(tmp_path))
-    assert result.code == 2 and result.err == f"error: {tmp_path / 'graph.ttl'}: cannot be read as RDF (KeyError: )\n"
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert result.err.startswith(f"error: {tmp_path / 'graph.ttl'}: cannot be read as RDF (")
+
+
+def test_shapes_that_are_not_shacl_are_a_clear_error(tmp_path):
+    from kg.errors import InputError
+    from kg.rdf.validate import validate_graph
+
+    (tmp_path / "graph.nt").write_text("<http://x/s> <http://x/p> <http://x/o> .\n", encoding="utf-8")
+    (tmp_path / "bad.ttl").write_text("@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+                                      "<http://x/S> a sh:NodeShape ; sh:targetNode <http://x/s> ; sh:minCount \"many\" .\n"
+                                      "<http://x/T> a sh:NodeShape ; sh:property [ sh:path \"not a path\" ; sh:minCount 1 ] .\n",
+                                      encoding="utf-8")
+    with pytest.raises(InputError, match="bad.ttl: not SHACL shapes rudof can use"):
+        validate_graph(tmp_path / "graph.nt", shapes=tmp_path / "bad.ttl")
