@@ -1,9 +1,9 @@
-"""A graph checked against kg's SHACL shapes (``shapes/kg.shacl.ttl``), with rudof's SHACL engine.
+"""A graph checked against kg's SHACL shapes (``shapes/kg.shacl.ttl``): the core constraints by rudof's
+SHACL engine (pyrudof, Rust), the SPARQL-based rules by Oxigraph's query engine (`kg.rdf.shacl_sparql`).
 
-rudof (pyrudof, Rust) runs the core constraints and the SPARQL-based rules in one pass, on
-Oxigraph's parsers and query engine: the seeds' graph is checked in about 2 s where pySHACL took
-15-20 s (its SPARQL rules ran on rdflib's engine), and a 10,000-abstract build becomes possible
-(benchmarks/README.md, "kg validate"). pySHACL stays the reference the tests compare it with.
+pySHACL took 15-20 s on the seeds' graph (its SPARQL rules on rdflib's engine) and did not finish a
+10,000-abstract build in 30 minutes; rudof alone ran the rules of a 1,000-abstract build 20 times slower
+than Oxigraph does (benchmarks/README.md, "Validate"). pySHACL stays the reference the tests compare with.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import InputError
+from kg.rdf.shacl_sparql import run_rules, sparql_rules
 from kg.resources import shapes_file
 
-_FORMATS = {".ttl": "Turtle", ".nt": "NTriples", ".jsonld": "JsonLd"}  # pyrudof.RDFFormat names
+_FORMATS = {".ttl": ("Turtle", "TURTLE"), ".nt": ("NTriples", "N_TRIPLES"), ".jsonld": ("JsonLd", "JSON_LD")}  # rudof's, Oxigraph's
 _SAY_READING = 5_000_000  # bytes: a file whose reading takes seconds; a smaller one is read silently
 _SH = "http://www.w3.org/ns/shacl#"
 _SPARQL_COMPONENT = _SH + "SPARQLConstraintComponent"
@@ -65,61 +66,95 @@ def validate_graph(graph: str | Path = "outputs", log: Callable[[str], None] | N
                    shapes: str | Path | None = None) -> Validation:
     """Check *graph* (a build folder or one of its RDF files) against kg's shapes (or the Turtle file *shapes*).
 
-    *log*, if given, is told what is being done (reading the file, checking it), for a big graph's long wait.
+    The core constraints run in rudof, the SPARQL-based ones in Oxigraph (`kg.rdf.shacl_sparql`: rudof's
+    SPARQL path is 20 times slower on them). *log*, if given, is told what is being done (reading the
+    file, each engine's check and its time), for a big graph's long wait.
     """
-    import pyrudof
-
     say = log or (lambda message: None)
     path = rdf_file(graph)
     size = path.stat().st_size
     if size >= _SAY_READING:
         say(f"reading {path} ({size / 1e6:.0f} MB)...")
     started = time.perf_counter()
+    store = _read_store(path)
+    say(f"read {len(store)} triples in {time.perf_counter() - started:.1f} s; checking them against kg's SHACL shapes...")
+    shapes_path = Path(shapes) if shapes else shapes_file()
+    shapes_graph = _read_shapes(shapes_path)
+    rules = sparql_rules(shapes_graph)
+    started = time.perf_counter()
+    results = _core_results(path, shapes_graph, shapes_path)
+    say(f"core constraints checked in {time.perf_counter() - started:.1f} s (rudof); "
+        f"running {len(rules)} SPARQL rules (Oxigraph)...")
+    started = time.perf_counter()
+    results += [Result(r.shape, _SPARQL_COMPONENT, r.focus, r.path, r.value, r.severity, r.message)
+                for r in run_rules(store, rules)]
+    say(f"SPARQL rules checked in {time.perf_counter() - started:.1f} s")
+    violations = sum(r.severity == "Violation" for r in results)
+    conforms = not results
+    return Validation(path, len(store), conforms, violations, report_text(conforms, results))
+
+
+def _read_store(path: Path):
+    """The triples of *path* in an in-memory Oxigraph store; `InputError` for a file it cannot read."""
+    import pyoxigraph as ox
+
+    store = ox.Store()
+    try:
+        store.bulk_load(path=str(path), format=getattr(ox.RdfFormat, _FORMATS[path.suffix][1]))
+    except (SyntaxError, ValueError, OSError) as e:
+        said = (str(e).splitlines() or [""])[0][:300]
+        raise InputError(f"{path}: cannot be read as RDF ({said})") from e
+    return store
+
+
+def _read_shapes(path: Path):
+    from rdflib import Graph
+
+    try:
+        return Graph().parse(path, format="turtle")
+    except Exception as e:  # rdflib raises many kinds for a file it cannot read
+        raise InputError(f"{path}: cannot be read as SHACL shapes in Turtle ({e.__class__.__name__})") from e
+
+
+def _core_results(path: Path, shapes_graph, shapes_path: Path) -> list[Result]:
+    """The results of the shapes' core constraints on the file *path*, by rudof (the SPARQL-based
+    constraints left out: `kg.rdf.shacl_sparql` runs them)."""
+    import pyrudof
+    from rdflib import URIRef
+
+    core = shapes_graph.__class__()
+    sparql = URIRef(_SH + "sparql")
+    for triple in shapes_graph:
+        if triple[1] != sparql:
+            core.add(triple)
+    named, messages = _named_shapes(core)
     engine = pyrudof.Rudof(pyrudof.RudofConfig())
     try:
         # A Path, not a str: rudof reads a str as inline data or a URL when it looks like one.
-        engine.read_data(path.resolve(), format=getattr(pyrudof.RDFFormat, _FORMATS[path.suffix]),
+        engine.read_data(path.resolve(), format=getattr(pyrudof.RDFFormat, _FORMATS[path.suffix][0]),
                          reader_mode=pyrudof.ReaderMode.Strict)
     except pyrudof.RudofError as e:
         said = (str(e).splitlines() or [""])[0]
-        said = said.split(": ", 1)[-1] if said.startswith("Data error") else said
         raise InputError(f"{path}: cannot be read as RDF ({said[:300]})") from e
-    triples = _count_triples(engine)
-    say(f"read {triples} triples in {time.perf_counter() - started:.1f} s; checking them against kg's SHACL shapes...")
-    started = time.perf_counter()
-    named, messages = _named_shapes(Path(shapes) if shapes else shapes_file())
     try:
         engine.read_shacl(named, format=pyrudof.ShaclFormat.NTriples, reader_mode=pyrudof.ReaderMode.Strict)
         report = engine.validate_shacl()
     except pyrudof.RudofError as e:
         said = (str(e).splitlines() or [""])[0][:300]
-        raise InputError(f"{shapes or shapes_file()}: not SHACL shapes rudof can use ({said})") from e
-    results = [_result(entry, messages) for entry in report.violations]
-    say(f"checked in {time.perf_counter() - started:.1f} s")
-    violations = sum(r.severity == "Violation" for r in results)
-    return Validation(path, triples, bool(report.conforms), violations, report_text(bool(report.conforms), results))
+        raise InputError(f"{shapes_path}: not SHACL shapes rudof can use ({said})") from e
+    return [_result(entry, messages) for entry in report.violations]
 
 
-def _count_triples(engine) -> int:
-    engine.read_query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
-    (cell,), = engine.run_query().rows
-    return int(cell.split('"')[1])
-
-
-def _named_shapes(path: Path) -> tuple[str, dict[str, str]]:
-    """The shapes of the Turtle file *path* as N-Triples, each property shape named (`_shape_names`),
-    and the sh:message of each shape that has one.
+def _named_shapes(graph) -> tuple[str, dict[str, str]]:
+    """The shapes *graph* as N-Triples, each property shape named (`_shape_names`), and the sh:message
+    of each shape that has one.
 
     Named, a property shape can be found again from a result that cites it: SHACL gives a shape's own
-    sh:message to every result of its constraints, which rudof does for SPARQL rules only. A result
-    then also says which shape found it, not a blank node label of no use to its reader.
+    sh:message to every result of its constraints, which rudof does not. A result then also says which
+    shape found it, not a blank node label of no use to its reader.
     """
     from rdflib import Graph, URIRef
 
-    try:
-        graph = Graph().parse(path, format="turtle")
-    except Exception as e:  # rdflib raises many kinds for a file it cannot read
-        raise InputError(f"{path}: cannot be read as SHACL shapes in Turtle ({e.__class__.__name__})") from e
     names = _shape_names(graph)
 
     def name(term):
@@ -130,7 +165,6 @@ def _named_shapes(path: Path) -> tuple[str, dict[str, str]]:
         named.add((name(s), p, name(o)))
     messages = {str(s): str(o) for s, o in named.subject_objects(URIRef(_SH + "message"))}
     return named.serialize(format="nt"), messages
-
 
 
 def _shape_names(graph) -> dict:

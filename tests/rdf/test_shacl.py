@@ -268,6 +268,8 @@ BREAKAGES = [
      "first at https://example.org/kg/venue/iclr in 2025 with 2 papers but kgv:VenueNewConcepts says nothing"),
     ("venue-new-not-new", lambda g: g.add((KG["venue-new-concepts/iclr/2025/1"], KGV.newConcept, concept("fine-tuning"))),
      "new at https://example.org/kg/venue/iclr in 2025 but a paper there had it before"),
+    ("venue-new-absent", lambda g: g.add((KG["venue-new-concepts/iclr/2025/1"], KGV.newConcept, concept("language-model"))),
+     "new at https://example.org/kg/venue/iclr in 2025 but no paper there that year has it"),
     ("venue-new-first-place", lambda g: _set(g, KG["venue-new-concepts/iclr/2025/1"], KGV.firstPlace, Literal(3)),
      "kgv:firstPlace 3 but the blocks of its venue's year before it hold 1 concepts"),
     ("venue-new-order", lambda g: (_set(g, KG["venue-new-concepts/iclr/2025/1"], KGV.firstPlace, Literal(1)),
