@@ -275,7 +275,10 @@ def validate(graph) -> None:
         click.echo(found.report, err=True)
         raise ValidationError(f"{found.path}: {found.violations} violation{'s' if found.violations != 1 else ''} "
                               f"of kg's SHACL shapes (the report above)")
-    click.echo(f"{found.path}: {found.triples} triples conform to kg's SHACL shapes")
+    if found.skipped:
+        click.echo(f"{found.path}: {found.triples} triples conform to kg's SHACL SPARQL rules ({found.skipped})")
+    else:
+        click.echo(f"{found.path}: {found.triples} triples conform to kg's SHACL shapes")
 
 
 @cli.command()
