@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pyshacl
 import pytest
-from fixture_graph import P1, P2, P4, fixture_graph
+from fixture_graph import P1, P2, P4, fixture_graph, fixture_types
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
+from kg.concepts.entities import ConceptTypes, Evidence, TypedRelation
 from kg.rdf.statements import to_rdf
 from kg.rdf.validate import validate_graph
 from kg.rdf.vocabulary import DEFAULT_BASE, KGV
@@ -379,3 +380,17 @@ def test_typed_fixture_conforms(rdf, shapes):
 @pytest.mark.parametrize("mutate,expected", [pytest.param(m, e, id=i) for i, m, e in TYPED_BREAKAGES])
 def test_typed_breakage_is_caught(rdf, shapes, mutate, expected):
     _assert_caught(rdf, shapes, mutate, expected)
+
+
+def test_a_pair_both_related_and_in_line_is_caught_and_never_built(rdf, shapes):
+    """A concept skos:related to one it is skos:broader of breaks SKOS S27; the build never makes
+    one, not even when papers that have both state that one is a kind of the other (HYPONYM-OF)."""
+    assert (FT, SKOS.related, ZOO) in rdf  # P1 and P4 have both
+    _assert_caught(rdf, shapes, lambda g: g.add((FT, SKOS.broader, ZOO)), "never to one it is skos:broader of")
+    types = fixture_types()
+    stated = tuple(TypedRelation(head, "HYPONYM-OF", tail, tuple(Evidence(p, 0, 10, 0.8) for p in (P1, P4)))
+                   for head, tail in (("large-language-model", "fine-tuning"), ("fine-tuning", "zeroth-order-optimization")))
+    data = to_rdf(fixture_graph(types=ConceptTypes(types.votes, types.relations + stated)))
+    assert (FT, SKOS.broader, ZOO) in data
+    conforms, text = validate(data, shapes)
+    assert conforms, text
