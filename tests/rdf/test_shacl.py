@@ -394,3 +394,18 @@ def test_a_pair_both_related_and_in_line_is_caught_and_never_built(rdf, shapes):
     assert (FT, SKOS.broader, ZOO) in data
     conforms, text = validate(data, shapes)
     assert conforms, text
+
+
+def test_words_that_differ_by_a_sign_are_each_found_in_their_labels(shapes):
+    """kgsh:WordRulesShape finds each word of a label among the item's kgv:word links, also when
+    another of its words is the same but for a sign ("it" and "it:", "struc" and "struc-", "n" and
+    "n."): the pattern for such a word matches no space, so it cannot eat the one before the next word."""
+    G = fixture_graph()
+    G.nodes[f"paper:{P1}"].update(label="Make It", title="Fake It Till You Make It: Learning-Compatible Performance Support")
+    G.nodes[f"paper:{P2}"].update(title="Multiple Choice Learning: Learning to Produce Multiple Structured Outputs")
+    G.nodes["concept:fine-tuning"]["alt_labels"] += ["struc tured language model", "struc- tured language model"]
+    G.nodes["concept:optimization"].update(label="n inter domain gaussian process", alt_labels=["n. inter-domain GPs"])
+    data = to_rdf(G)
+    assert (paper(P1), KGV.word, KG["word/it%3A"]) in data and (paper(P1), KGV.word, KG["word/it"]) in data
+    conforms, text = validate(data, shapes)
+    assert conforms, text
