@@ -16,7 +16,7 @@ import networkx as nx
 from kg.concepts.entities import ConceptTypes
 from kg.concepts.model import ConceptIndex
 from kg.extract.keyphrases import PaperKeyphrases
-from kg.graph.stats import ancestors_of
+from kg.graph.stats import ancestors_of, ancestry
 from kg.text.sources import Paper, Source
 
 
@@ -151,9 +151,9 @@ def build_graph(
             removed.add(node)
     if removed:
         concepts_of = {p: [c for c in found if c not in removed] for p, found in concepts_of.items()}
-    _add_cooccurrence(G, concepts_of)
-    if types is not None:
+    if types is not None:  # first: its HYPONYM-OF statements add broader concepts, which no related pair may join
         add_types(G, types, concept_nodes)
+    _add_cooccurrence(G, concepts_of)
     return G
 
 
@@ -221,7 +221,7 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None
     # rounded by Python's round (decimal-exact, unlike numpy's) once per distinct value
     exact, which = np.unique(count / np.sqrt(papers[first] * papers[second]), return_inverse=True)
     association = np.array([round(x, 4) for x in exact.tolist()])[which.ravel()]
-    related = _related(first, second, count, association)
+    related = _related(first, second, count, association, _in_line(G, names))
     data = ({"kind": "cooccurs", "count": c, "association": s, "related": r}  # made as added (networkx copies each)
             for c, s, r in zip(count.tolist(), association.tolist(), related.tolist()))
     G.add_edges_from(zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
@@ -245,22 +245,44 @@ def _projected(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> Mapping[str
     return {p: [c for c in found if c in shared] for p, found in concepts_of.items()}
 
 
+def _in_line(G: nx.Graph, names: Sequence[str]):
+    """A function telling, for two arrays of concept positions in *names*, which pairs are in
+    line in *G*'s ``broader`` hierarchy: one concept above the other, directly or further up.
+
+    Such a pair is never related (SKOS S27: skos:related is disjoint with skos:broaderTransitive).
+    The hierarchy wins: "deep generative model" is a kind of "generative model", which says more
+    than that papers name the two together, and its papers are counted under the broader concept
+    (kgv:paperCountWithNarrower); co-occurring is what a narrower concept and its broader one do
+    anyway, so their relatedness would say nothing new."""
+    import numpy as np
+
+    ancestors = ancestry(G)
+
+    def in_line(first, second):
+        pairs = zip(first.tolist(), second.tolist())
+        return np.array([names[b] in ancestors(names[a]) or names[a] in ancestors(names[b]) for a, b in pairs], dtype=bool)
+
+    return in_line
+
+
 RELATED_MIN_COOCCURRENCES = 2
 RELATED_PER_CONCEPT = 5
 
 
-def _related(first, second, count, association):
+def _related(first, second, count, association, in_line):
     """Which `cooccurs` edges make two concepts related (``skos:related``): a boolean array over
     the edges, given as arrays of their two concepts' positions in sorted order (*first*,
     *second*), *count* and *association*. Related means shared by at least
-    `RELATED_MIN_COOCCURRENCES` papers, and among the `RELATED_PER_CONCEPT` strongest associations
-    of one of the two concepts (then most papers, then the other concept first in sorted order).
-    The association is the cosine of their paper sets, ``count / sqrt(papers_u * papers_v)``
-    (1 when every paper of each has the other too), 4 decimals."""
+    `RELATED_MIN_COOCCURRENCES` papers, not two concepts one of which is above the other
+    (*in_line*, `_in_line`), and among the `RELATED_PER_CONCEPT` strongest associations of such
+    pairs of one of the two concepts (then most papers, then the other concept first in sorted
+    order). The association is the cosine of their paper sets, ``count / sqrt(papers_u *
+    papers_v)`` (1 when every paper of each has the other too), 4 decimals."""
     import numpy as np
 
     related = np.zeros(len(count), dtype=bool)
     strong = np.flatnonzero(count >= RELATED_MIN_COOCCURRENCES)
+    strong = strong[~in_line(first[strong], second[strong])]
     if not len(strong):
         return related
     edge = np.concatenate([strong, strong])  # each strong edge, ranked at both of its concepts

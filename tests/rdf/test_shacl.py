@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pyshacl
 import pytest
-from fixture_graph import P1, P2, P4, fixture_graph
+from fixture_graph import P1, P2, P4, fixture_graph, fixture_types
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
+from kg.concepts.entities import ConceptTypes, Evidence, TypedRelation
 from kg.rdf.statements import to_rdf
 from kg.rdf.validate import validate_graph
 from kg.rdf.vocabulary import DEFAULT_BASE, KGV
@@ -381,3 +382,32 @@ def test_typed_fixture_conforms(rdf, shapes):
 @pytest.mark.parametrize("mutate,expected", [pytest.param(m, e, id=i) for i, m, e in TYPED_BREAKAGES])
 def test_typed_breakage_is_caught(rdf, shapes, mutate, expected):
     _assert_caught(rdf, shapes, mutate, expected)
+
+
+def test_a_pair_both_related_and_in_line_is_caught_and_never_built(rdf, shapes):
+    """A concept skos:related to one it is skos:broader of breaks SKOS S27; the build never makes
+    one, not even when papers that have both state that one is a kind of the other (HYPONYM-OF)."""
+    assert (FT, SKOS.related, ZOO) in rdf  # P1 and P4 have both
+    _assert_caught(rdf, shapes, lambda g: g.add((FT, SKOS.broader, ZOO)), "never to one it is skos:broader of")
+    types = fixture_types()
+    stated = tuple(TypedRelation(head, "HYPONYM-OF", tail, tuple(Evidence(p, 0, 10, 0.8) for p in (P1, P4)))
+                   for head, tail in (("large-language-model", "fine-tuning"), ("fine-tuning", "zeroth-order-optimization")))
+    data = to_rdf(fixture_graph(types=ConceptTypes(types.votes, types.relations + stated)))
+    assert (FT, SKOS.broader, ZOO) in data
+    conforms, text = validate(data, shapes)
+    assert conforms, text
+
+
+def test_words_that_differ_by_a_sign_are_each_found_in_their_labels(shapes):
+    """kgsh:WordRulesShape finds each word of a label among the item's kgv:word links, also when
+    another of its words is the same but for a sign ("it" and "it:", "struc" and "struc-", "n" and
+    "n."): the pattern for such a word matches no space, so it cannot eat the one before the next word."""
+    G = fixture_graph()
+    G.nodes[f"paper:{P1}"].update(label="Make It", title="Fake It Till You Make It: Learning-Compatible Performance Support")
+    G.nodes[f"paper:{P2}"].update(title="Multiple Choice Learning: Learning to Produce Multiple Structured Outputs")
+    G.nodes["concept:fine-tuning"]["alt_labels"] += ["struc tured language model", "struc- tured language model"]
+    G.nodes["concept:optimization"].update(label="n inter domain gaussian process", alt_labels=["n. inter-domain GPs"])
+    data = to_rdf(G)
+    assert (paper(P1), KGV.word, KG["word/it%3A"]) in data and (paper(P1), KGV.word, KG["word/it"]) in data
+    conforms, text = validate(data, shapes)
+    assert conforms, text
