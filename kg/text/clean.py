@@ -60,10 +60,13 @@ _REFERENCE = re.compile(
 # LaTeX's unbreakable space: a ~ right after a word or a closing sign ("learning~(RL)", "Fig.~3"),
 # not one opening a number in prose ("~10x") nor the accent \~{n}.
 _TIE = re.compile(r"(?<=[\w.,;:)\]}'])~")
-# A bibliography key left bare in the text: a surname glued to a year and, often, a word
-# ("hu2021lora", "lin2014microsoft", "Vaswani2017"). Names with digits are not: word2vec, GPT-4,
-# ResNet50, COCO2017 (capitals), L2.
-_CITATION_KEY = re.compile(r"(?<![\w/.@:-])[A-Za-z][a-z]+(?:19|20)\d\d[a-z]*(?![\w/@:-])")
+# A bibliography key left bare in the text: a surname glued to a year and a word ("hu2021lora",
+# "lin2014microsoft"), or a surname and a year alone inside square brackets ("[vaswani2017,
+# Smith2020a]"). Bare, a word and a year is a name or a token ("topic2019", "coco2017", "wmt2014"),
+# and names with digits are not keys either: word2vec, GPT-4, ResNet50, COCO2017, L2.
+_KEY = r"[A-Za-z][a-z]+(?:19|20)\d\d[a-z]?"
+_CITATION_KEY = re.compile(r"(?<![\w/.@:-])[A-Za-z][a-z]+(?:19|20)\d\d[a-z]{2,}(?![\w/@:-])")
+_BRACKETED_KEYS = re.compile(rf"\[\s*{_KEY}(?:\s*[,;]\s*{_KEY})*\s*\]")
 # Author-year citations: "(Smith et al., 2020)", "(Smith and Lee, 2019; Wu 2021a)", and the
 # narrative "Smith et al. (2020)". The surnames and years are no keyphrase, and such a parenthesis
 # is no acronym's definition.
@@ -217,10 +220,12 @@ def _strip_inline_math(text: str) -> str:
 def citation_keys(text: str) -> list[str]:
     """The bare bibliography keys in *text* (a surname glued to a year, often a word).
 
-    >>> citation_keys("CLIP radford2021learning, word2vec, GPT-4, ResNet50, COCO2017, vaswani2017")
+    >>> citation_keys("CLIP radford2021learning, word2vec, GPT-4, ResNet50, COCO2017, topic2019 [vaswani2017]")
     ['radford2021learning', 'vaswani2017']
     """
-    return _CITATION_KEY.findall(text)
+    found = [(m.start(), m.group()) for m in _CITATION_KEY.finditer(text)]
+    found += [(m.start(), key) for m in _BRACKETED_KEYS.finditer(text) for key in re.findall(_KEY, m.group())]
+    return [key for _, key in sorted(found)]
 
 
 def _strip_citations(text: str) -> str:
@@ -229,6 +234,8 @@ def _strip_citations(text: str) -> str:
     if "(" in text:
         text = _AUTHOR_YEAR.sub(" ", text)
     if "19" in text or "20" in text:
+        if "[" in text:
+            text = _BRACKETED_KEYS.sub(" ", text)
         text = _CITATION_KEY.sub(" ", text)
     return text
 

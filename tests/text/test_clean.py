@@ -190,7 +190,8 @@ def test_citation_commands_go_with_their_keys_and_ties_are_spaces():
 def test_bare_citation_keys_go_but_names_with_digits_stay():
     assert clean_text("low rank adaptation hu2021lora and MS COCO lin2014microsoft [vaswani2017, Smith2020a].") == \
         "low rank adaptation and MS COCO."
-    names = "word2vec, GPT-4, BERT-base, ResNet50, L2, t-SNE, k-means, COCO2017, ImageNet-1k, Llama2, data2vec, 2021 results"
+    names = ("word2vec, GPT-4, BERT-base, ResNet50, L2, t-SNE, k-means, COCO2017, ImageNet-1k, Llama2, data2vec, "
+             "2021 results, topic2019, coco2017, wmt2014 and [wmt2014 data]")
     assert clean_text(names) == names
 
 
