@@ -47,6 +47,7 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
         split_page,
         tie_notes,
         tie_probe,
+        with_next_page,
     )
     from kg.sparql.engine import load_store, run_query
 
@@ -65,9 +66,7 @@ def query(query, *, graph="outputs/graph.ttl", bind=(), endpoint=None, default_g
 
         def run(text, bind):
             return run_query(store, text, bind)
-    result = run(text, bind)
-    if page is not None and page.limit and len(result.rows) == page.limit:
-        result = replace(result, next_offset=page.offset + page.limit)
+    result = with_next_page(run(text, bind), page)
     probe = tie_probe(canned, checked, result) if ties else None  # one query more, when a group reached the cut
     notes = tie_notes(canned, checked, result, run(*probe)) if probe else ()
     return replace(result, bound=bound, ties=notes)

@@ -228,14 +228,12 @@ def _term(value) -> str | None:
 
 
 def _result(entry, messages: dict[str, str]) -> Result:
-    """A `Result` of rudof's entry, with its shape's own sh:message where the shape has one
-    (a SPARQL rule's message is its constraint's, filled in by rudof)."""
-    shape, component = str(entry.source_shape), str(entry.constraint_component)
-    message = str(entry.message or "").strip().strip('"')
-    if component != _SPARQL_COMPONENT and shape in messages:
-        message = messages[shape]
-    return Result(shape, component, str(entry.focus_node), _term(entry.path), _term(entry.value),
-                  str(entry.severity), message)
+    """A `Result` of rudof's entry (a core constraint's), with its shape's own sh:message where the
+    shape has one, else rudof's."""
+    shape = str(entry.source_shape)
+    message = messages.get(shape) or str(entry.message or "").strip().strip('"')
+    return Result(shape, str(entry.constraint_component), str(entry.focus_node), _term(entry.path),
+                  _term(entry.value), str(entry.severity), message)
 
 
 def report_text(conforms: bool, results: Iterable[Result]) -> str:

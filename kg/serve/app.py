@@ -334,9 +334,7 @@ def answered(name: str, bindings: list[str] | dict, data: dict):
     canned = catalogue.named_query(name)
     checked = catalogue.check_bindings(canned, pairs)
     result = replace(read_json_results(data), bound=catalogue.bound_values(checked))
-    page, _ = catalogue.split_page(canned, checked)
-    if page is not None and page.limit and len(result.rows) == page.limit:
-        result = replace(result, next_offset=page.offset + page.limit)
+    result = catalogue.with_next_page(result, catalogue.split_page(canned, checked)[0])
     return canned, checked, result
 
 

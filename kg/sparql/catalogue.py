@@ -16,7 +16,7 @@ import difflib
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kg.errors import QueryError
@@ -367,6 +367,14 @@ def probe_query(query: CannedQuery, bindings: Mapping[str, object] | list[str], 
         if not found:
             raise QueryError(f"query {query.name!r} declares its first {n} rows but does not end with LIMIT {n}")
     return text, rest
+
+
+def with_next_page(result, page: Page | None):
+    """*result* (a `kg.sparql.results.QueryResult`) told the offset of the next page when it fills
+    its *page* (`split_page`): kg query says how to ask for it, kg serve's table does too."""
+    if page is not None and page.limit and len(result.rows) == page.limit:
+        return replace(result, next_offset=page.offset + page.limit)
+    return result
 
 
 def tie_probe(query: CannedQuery, bindings: Mapping[str, object] | list[str], result) -> tuple[str, Mapping | list] | None:

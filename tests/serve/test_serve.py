@@ -589,10 +589,25 @@ def test_the_map_of_a_big_graph_is_bounded(big_explorer):
     assert len(big_explorer.page()) < 1_500_000  # the page: its data comes from /api/map
 
 
+@contextlib.contextmanager
+def _chromium_page():
+    """A 1400 x 900 page of Debian's Chromium (closed after) and the errors its scripts raise."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield page, errors
+        finally:
+            browser.close()
+
+
 @pytest.mark.browser
 def test_the_explorer_page_draws_a_big_graph_from_its_server(big_explorer, tmp_path):
     """The explorer's page with /api/map answered by the Explorer (no Oxigraph): a bounded map, labels."""
-    from playwright.sync_api import sync_playwright
 
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed")
@@ -609,19 +624,12 @@ def test_the_explorer_page_draws_a_big_graph_from_its_server(big_explorer, tmp_p
         else:
             route.abort()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.route("**/*", answer)
-            page.goto(base)
-            page.wait_for_function("window.kgReady === true", timeout=60_000)
-            stats = page.evaluate("window.kgStats")
-            labels = page.evaluate("kgMap.state().labels")
-        finally:
-            browser.close()
+    with _chromium_page() as (page, errors):
+        page.route("**/*", answer)
+        page.goto(base)
+        page.wait_for_function("window.kgReady === true", timeout=60_000)
+        stats = page.evaluate("window.kgStats")
+        labels = page.evaluate("kgMap.state().labels")
     assert stats["concepts"] == MAX_DRAWN and stats["links"] <= MAX_LINKS
     assert len(labels) > 20 and not errors
 
@@ -642,7 +650,6 @@ def _wait(page, expression: str, timeout: float = 30) -> None:
 @pytest.mark.browser
 def test_explorer_in_chromium(seeds_build, tmp_path):
     from map_layout import with_map
-    from playwright.sync_api import sync_playwright
 
     import kg
     from kg.sparql.results import table_view
@@ -659,63 +666,56 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
     expected = kg.query("papers-of-concept", graph=out / "graph.ttl", bind=["label=large language model"])
     expected_rows, expected_columns = expected.rows, table_view(expected)[1]  # the table kg query prints
     requests: list[str] = []
-    with start_server(out, port=0) as server, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server.url) else route.abort())
-            page.on("request", lambda r: requests.append(r.url))
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(server.url)
-            _wait(page, "document.body.getAttribute('data-kg-view') === 'ready'")
-            page.wait_for_selector("body[data-kg-queries=loaded]")
-            assert page.evaluate("kgMap.state().labels.length") >= 10
+    with start_server(out, port=0) as server, _chromium_page() as (page, errors):
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(server.url) else route.abort())
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(server.url)
+        _wait(page, "document.body.getAttribute('data-kg-view') === 'ready'")
+        page.wait_for_selector("body[data-kg-queries=loaded]")
+        assert page.evaluate("kgMap.state().labels.length") >= 10
 
-            # search: found, selected, zoomed to, its papers listed
-            page.fill("#kg-search", "large language model")
-            page.press("#kg-search", "Enter")
-            page.wait_for_selector(f'#kg-details[data-node="{concept}"]')
-            assert page.evaluate("kgMap.state().selected") == concept
-            position = f"kgApp.view.positionOf('concept', kgApp.M.index['{concept}'][1])"
-            _wait(page, f"Math.hypot({position}.x - kgNetwork.getViewPosition().x, {position}.y - kgNetwork.getViewPosition().y) < 5")
-            listed = page.eval_on_selector_all("#kg-paper-list button", "bs => bs.map(b => b.dataset.id)")
-            assert sorted(listed) == papers
+        # search: found, selected, zoomed to, its papers listed
+        page.fill("#kg-search", "large language model")
+        page.press("#kg-search", "Enter")
+        page.wait_for_selector(f'#kg-details[data-node="{concept}"]')
+        assert page.evaluate("kgMap.state().selected") == concept
+        position = f"kgApp.view.positionOf('concept', kgApp.M.index['{concept}'][1])"
+        _wait(page, f"Math.hypot({position}.x - kgNetwork.getViewPosition().x, {position}.y - kgNetwork.getViewPosition().y) < 5")
+        listed = page.eval_on_selector_all("#kg-paper-list button", "bs => bs.map(b => b.dataset.id)")
+        assert sorted(listed) == papers
 
-            # a paper: its whole abstract as text (from /api/node), its venue and concepts
-            page.click(f'#kg-paper-list button[data-id="{listed[0]}"]')
-            page.wait_for_selector(f'#kg-details[data-node="{listed[0]}"]')
-            _wait(page, f"document.getElementById('kg-abstract').textContent === {json.dumps(G.nodes[listed[0]]['abstract'])}")
-            assert page.eval_on_selector("#kg-abstract", "e => e.children.length") == 0
-            assert concept in page.eval_on_selector_all("#kg-concept-list button", "bs => bs.map(b => b.dataset.id)")
-            assert G.nodes[listed[0]]["venue"] in page.text_content("#kg-details")
-            page.screenshot(path=str(tmp_path / "explorer.png"))
+        # a paper: its whole abstract as text (from /api/node), its venue and concepts
+        page.click(f'#kg-paper-list button[data-id="{listed[0]}"]')
+        page.wait_for_selector(f'#kg-details[data-node="{listed[0]}"]')
+        _wait(page, f"document.getElementById('kg-abstract').textContent === {json.dumps(G.nodes[listed[0]]['abstract'])}")
+        assert page.eval_on_selector("#kg-abstract", "e => e.children.length") == 0
+        assert concept in page.eval_on_selector_all("#kg-concept-list button", "bs => bs.map(b => b.dataset.id)")
+        assert G.nodes[listed[0]]["venue"] in page.text_content("#kg-details")
+        page.screenshot(path=str(tmp_path / "explorer.png"))
 
-            # a canned query on the live endpoint, its rows in a table
-            page.select_option("#kg-query-name", "papers-of-concept")
-            page.fill('#kg-query-inputs input[data-var="label"]', "large language model")
-            page.click("#kg-query-run")
-            page.wait_for_selector("#kg-query-status[data-state=done]")
-            assert page.locator("#kg-query-table tbody tr").count() == len(expected_rows)
-            assert page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)") == expected_columns
-            # ... in a pane under the map, as wide as it, each cell one line: the columns read across
-            pane, shown = page.locator("#kg-query-pane").bounding_box(), page.locator("#kg-map").bounding_box()
-            assert abs(pane["width"] - shown["width"]) < 2 and pane["y"] >= shown["y"] + shown["height"] - 1, (pane, shown)
-            heights = page.eval_on_selector_all("#kg-query-table tbody tr", "trs => trs.map(t => t.getBoundingClientRect().height)")
-            assert max(heights) < 30, heights  # no cell wraps onto a second line
-            page.screenshot(path=str(tmp_path / "explorer-query.png"))
-            page.click("#kg-query-close")
-            assert page.locator("#kg-query-pane").is_hidden()
+        # a canned query on the live endpoint, its rows in a table
+        page.select_option("#kg-query-name", "papers-of-concept")
+        page.fill('#kg-query-inputs input[data-var="label"]', "large language model")
+        page.click("#kg-query-run")
+        page.wait_for_selector("#kg-query-status[data-state=done]")
+        assert page.locator("#kg-query-table tbody tr").count() == len(expected_rows)
+        assert page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)") == expected_columns
+        # ... in a pane under the map, as wide as it, each cell one line: the columns read across
+        pane, shown = page.locator("#kg-query-pane").bounding_box(), page.locator("#kg-map").bounding_box()
+        assert abs(pane["width"] - shown["width"]) < 2 and pane["y"] >= shown["y"] + shown["height"] - 1, (pane, shown)
+        heights = page.eval_on_selector_all("#kg-query-table tbody tr", "trs => trs.map(t => t.getBoundingClientRect().height)")
+        assert max(heights) < 30, heights  # no cell wraps onto a second line
+        page.screenshot(path=str(tmp_path / "explorer-query.png"))
+        page.click("#kg-query-close")
+        assert page.locator("#kg-query-pane").is_hidden()
 
-            # filters: one venue
-            icml = page.evaluate("kgApp.M.V.label.indexOf('ICML')")
-            page.select_option("#kg-venue", str(icml))
-            page.click("#kg-apply")
-            drawn = page.evaluate("kgApp.view.papers.map(i => kgApp.M.P.id[i])")
-            assert drawn and all(G.nodes[n]["venue"] == "ICML" for n in drawn)
-            page.screenshot(path=str(tmp_path / "explorer-icml.png"))
-        finally:
-            browser.close()
+        # filters: one venue
+        icml = page.evaluate("kgApp.M.V.label.indexOf('ICML')")
+        page.select_option("#kg-venue", str(icml))
+        page.click("#kg-apply")
+        drawn = page.evaluate("kgApp.view.papers.map(i => kgApp.M.P.id[i])")
+        assert drawn and all(G.nodes[n]["venue"] == "ICML" for n in drawn)
+        page.screenshot(path=str(tmp_path / "explorer-icml.png"))
     assert not errors
     assert requests and all(url.startswith(server.url) for url in requests), requests
 
@@ -724,31 +724,23 @@ def test_explorer_in_chromium(seeds_build, tmp_path):
 def test_the_query_pane_reads_like_kg_query(served, tmp_path):
     """The explorer's answer to a canned query on the small graph: labels first (a link to its node,
     the IRI its title), the bound values said once above the table, and the tie note under it."""
-    from playwright.sync_api import sync_playwright
 
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(served.url)
-            page.wait_for_selector("body[data-kg-queries=loaded]")
-            page.select_option("#kg-query-name", "cooccurring-concepts")
-            page.fill('#kg-query-inputs input[data-var="label"]', "LLM")
-            page.fill('#kg-query-inputs input[data-var="top"]', "1")
-            page.click("#kg-query-run")
-            page.wait_for_selector("#kg-query-status[data-state=done]")
-            page.wait_for_selector("#kg-query-ties p")
-            first = page.eval_on_selector_all("#kg-query-table tbody tr td:first-child", "tds => tds.map(t => t.textContent)")
-            link = page.eval_on_selector("#kg-query-table tbody td:first-child", "td => [td.title, td.querySelector('button').dataset.id]")
-            headers = page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)")
-            above, under = page.text_content("#kg-query-notes"), page.text_content("#kg-query-ties")
-            page.screenshot(path=str(tmp_path / "query-pane.png"))
-        finally:
-            browser.close()
+    with _chromium_page() as (page, errors):
+        page.goto(served.url)
+        page.wait_for_selector("body[data-kg-queries=loaded]")
+        page.select_option("#kg-query-name", "cooccurring-concepts")
+        page.fill('#kg-query-inputs input[data-var="label"]', "LLM")
+        page.fill('#kg-query-inputs input[data-var="top"]', "1")
+        page.click("#kg-query-run")
+        page.wait_for_selector("#kg-query-status[data-state=done]")
+        page.wait_for_selector("#kg-query-ties p")
+        first = page.eval_on_selector_all("#kg-query-table tbody tr td:first-child", "tds => tds.map(t => t.textContent)")
+        link = page.eval_on_selector("#kg-query-table tbody td:first-child", "td => [td.title, td.querySelector('button').dataset.id]")
+        headers = page.eval_on_selector_all("#kg-query-table thead th", "ths => ths.map(t => t.textContent)")
+        above, under = page.text_content("#kg-query-notes"), page.text_content("#kg-query-ties")
+        page.screenshot(path=str(tmp_path / "query-pane.png"))
     assert first == ["large language model"] and not any(c.startswith("https://") for c in first)
     assert headers[0] == "conceptLabel" and "label" not in headers and "top" not in headers
     assert link == ["https://example.org/kg/concept/large-language-model", "concept:large-language-model"]
