@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from kg.concepts.similarity import cosines
 from kg.text.acronyms import is_acronym
-from kg.text.phrases import is_plain_phrase, normalize_phrase, phrase_words, singularize
+from kg.text.phrases import is_plain_phrase, normalize_phrase, phrase_words
 
-__all__ = ["ENGLISH_CAPITALS", "acronym_synonyms", "acronym_votes", "expand_acronyms", "local_definitions", "phrase_key", "representatives",
+__all__ = ["ENGLISH_CAPITALS", "MODIFIERS", "acronym_synonyms", "acronym_tokens", "acronym_votes", "expand_acronyms", "local_definitions", "phrase_key", "representatives",
            "resolve_acronyms", "short_key", "without_short_form"]
 
 
@@ -27,7 +27,15 @@ ENGLISH_CAPITALS = frozenset({
 
 
 def short_key(short: str) -> str:
-    return singularize(short.lower())
+    """The key of a short form: as written, a plural s after a capital dropped. Case tells
+    acronyms apart (GPS, the graph transformer, is not GPs, Gaussian processes).
+
+    >>> [short_key(s) for s in ("LLMs", "GPs", "GPS", "NeRFs", "ViT")]
+    ['LLM', 'GP', 'GPS', 'NeRF', 'ViT']
+    """
+    if len(short) > 2 and short[-1] == "s" and not short[-2].islower():
+        return short[:-1]
+    return short
 
 
 def acronym_votes(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]]) -> dict[str, Counter]:
@@ -92,8 +100,8 @@ def representatives(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
 
 
 def phrase_key(phrase: str) -> tuple[str | None, list[str]]:
-    """The key of a phrase with no acronym (the same in every paper); else None and the words
-    of the phrase (its acronym dropped, `without_short_form`) to `expand_acronyms`.
+    """The key of a phrase with no acronym (the same in every paper); else None and the tokens of
+    the phrase (its acronym dropped, `without_short_form`; `acronym_tokens`) to `expand_acronyms`.
 
     >>> phrase_key("zeroth-order methods"), phrase_key("LLMs (LLM)")
     (('zeroth order method', []), (None, ['LLMs']))
@@ -102,36 +110,88 @@ def phrase_key(phrase: str) -> tuple[str | None, list[str]]:
         return normalize_phrase(phrase.replace("-", " ")), []
     words = phrase_words(without_short_form(phrase))
     if any(not w.islower() and is_acronym(w) for w in words):  # (islower: most words, at C speed)
-        return None, words
+        return None, acronym_tokens(without_short_form(phrase))
     return normalize_phrase(" ".join(words)), words
+
+
+# Words after a hyphen that make an acronym a modifier, not part of a name ("LLM-based agents",
+# "GNN-driven"): such an acronym may be expanded; any other hyphenated token with an acronym in it
+# is a name (EM-POWER, IG-Net, a-GPS, DR-submodular) and is never expanded inside.
+MODIFIERS = frozenset("""
+agnostic aided assisted augmented aware based centered centric compatible conditioned driven empowered enabled
+enhanced equipped free friendly generated guided induced informed inspired integrated like level only oriented
+powered ready related scale specific style styled supported trained tuned type
+""".split())
+
+_TOKEN_EDGE = re.compile(r"^[^\w+#]+|[^\w+#]+$")
+
+
+def acronym_tokens(phrase: str) -> list[str]:
+    """The tokens of a phrase with an acronym: split at white space only, each stripped of the signs
+    around it, so that a hyphenated name stays one token.
+
+    >>> acronym_tokens("text-based VQA datasets"), acronym_tokens("EM-POWER, (IG-Net)")
+    (['text-based', 'VQA', 'datasets'], ['EM-POWER', 'IG-Net'])
+    """
+    return [t for t in (_TOKEN_EDGE.sub("", w) for w in phrase.split()) if t]
 
 
 def local_definitions(defs: Sequence[tuple[str, str]]) -> dict[str, str | None]:
     """A paper's acronyms: short-form key -> long-form key, or None for one it defines two ways
-    (that paper's uses of it are then expanded neither by its own definitions nor by the corpus's)."""
+    (that paper's uses of it are then expanded neither by its own definitions nor by the corpus's).
+    An acronym inside a long form takes the paper's definition of it too, so that "multimodal
+    LLM" (MLLM) and "multimodal large language model" are one key.
+
+    >>> local_definitions([("LLMs", "large language models"), ("MLLMs", "multimodal LLMs")])
+    {'LLM': 'large language model', 'MLLM': 'multimodal large language model'}
+    """
     local: dict[str, str | None] = {}
     for short, long in defs:
         key, long_key = short_key(short), normalize_phrase(long)
         local[key] = long_key if local.get(key, long_key) == long_key else None
+    for short, long in defs:
+        key = short_key(short)
+        if local[key] and not is_plain_phrase(long):
+            words = [local.get(short_key(w)) or w if short_key(w) != key and is_acronym(w) else w
+                     for w in acronym_tokens(long)]
+            local[key] = normalize_phrase(" ".join(words))
     return local
 
 
-def expand_acronyms(words: Sequence[str], local: Mapping[str, str | None], corpus: Mapping[str, str]) -> tuple[str, bool]:
-    """The phrase of *words* with each acronym replaced by its long form key (the paper's own, else
-    the *corpus*'s); and whether any was. A word of English in capitals (US, IT, ALL) is expanded
-    by its paper's own definition only: elsewhere it is more likely the word than another paper's acronym."""
+def expand_acronyms(tokens: Sequence[str], local: Mapping[str, str | None],
+                    sense: Callable[[str], str | None]) -> tuple[str, bool]:
+    """The phrase of *tokens* (`acronym_tokens`) with each acronym replaced by its long-form key, and
+    whether any was. An acronym the paper defines takes its paper's long form (`local`); one it
+    does not, the long form *sense* gives its key (`kg.concepts.senses`: what the paper's text
+    supports), if any. A word of English in capitals (US, IT, ALL) is expanded by its paper's own
+    definition only, and a hyphenated token is a name unless it is an acronym and `MODIFIERS`
+    ("LLM-based"), or the paper defines it whole.
+
+    >>> expand_acronyms(["LLM-based", "agents", "EM-POWER", "IT"], {}, {"LLM": "large language model", "EM": "em"}.get)
+    ('large language model based agents EM-POWER IT', True)
+    """
     out = []
     expanded = False
-    for w in words:
+    for token in tokens:
         long = None
-        if not w.islower() and is_acronym(w):
-            key = short_key(w)
-            long = local[key] if key in local else None if key in ENGLISH_CAPITALS else corpus.get(key)
+        rest = ""
+        if not token.islower() and is_acronym(token):
+            key = short_key(token)
+            if key in local:
+                long = local[key]
+            elif "-" in token or "/" in token:
+                head, _, tail = token.partition("-")
+                if "/" not in token and is_acronym(head) and tail and all(w in MODIFIERS for w in tail.split("-")):
+                    key = short_key(head)
+                    long = local[key] if key in local else None if key.lower() in ENGLISH_CAPITALS else sense(key)
+                    rest = " " + tail.replace("-", " ")
+            elif key.lower() not in ENGLISH_CAPITALS:
+                long = sense(key)
         if long:
-            out.append(long)
+            out.append(long + rest)
             expanded = True
         else:
-            out.append(w)
+            out.append(token)
     return " ".join(out), expanded
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from operator import attrgetter
 
 from kg.concepts.acronyms import (
@@ -28,7 +29,12 @@ from kg.concepts.acronyms import (
 from kg.concepts.hierarchy import broader_keys
 from kg.concepts.instances import named_instances
 from kg.concepts.model import Concept, ConceptIndex, concept_slug
-from kg.concepts.variants import NEAR_DUPLICATE_THRESHOLD, SYNONYM_THRESHOLD, variant_groups
+from kg.concepts.senses import choose_senses
+from kg.concepts.variants import (
+    NEAR_DUPLICATE_THRESHOLD,
+    SYNONYM_THRESHOLD,
+    variant_groups,
+)
 from kg.text.acronyms import is_acronym
 from kg.text.noise import is_trimmed, trim_label
 from kg.text.phrases import normalize_phrase
@@ -36,10 +42,12 @@ from kg.text.phrases import normalize_phrase
 __all__ = ["merge_concepts"]
 
 
-def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]], corpus: Mapping[str, str]):
-    """Each (paper id, phrase)'s key (its acronyms expanded by the paper's own definitions, else
-    the *corpus*'s); each key's surface forms with their uses and its papers; and each defined
-    long form's key with the labels it gives (the long form and the acronym)."""
+def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]],
+          senses: Callable[[str, str], str | None]):
+    """Each (paper id, phrase)'s key (its acronyms expanded by the paper's own definitions, else by
+    *senses*: (paper id, short-form key) -> long-form key); each key's surface forms with their
+    uses and its papers; and each defined long form's key with the labels it gives (the long form
+    and the acronym)."""
     surfaces: dict[str, dict[str, int]] = {}  # key -> its surface forms and their uses
     long_forms: dict[str, dict[str, None]] = defaultdict(dict)
     papers: dict[str, dict[str, None]] = {}
@@ -66,7 +74,7 @@ def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, st
                     else:
                         plain_key[phrase] = key
                 if key is None:
-                    expanded, was = expand_acronyms(words, local, corpus)
+                    expanded, was = expand_acronyms(words, local, partial(senses, pid))
                     key = normalize_phrase(expanded)
             if not key:
                 continue
@@ -137,8 +145,7 @@ def merge_concepts(
     synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
     votes = acronym_votes((pid, defs) for pid, _, defs in extractions)
     same = acronym_synonyms(votes, embed=embed, threshold=synonym_threshold) if embed is not None else []
-    corpus = resolve_acronyms(((pid, defs) for pid, _, defs in extractions), same=representatives(same))
-    keys, surfaces, papers, long_forms = _keys(extractions, corpus)
+    keys, surfaces, papers, long_forms = _keys(extractions, _senses(extractions, representatives(same), texts))
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
     if texts:
@@ -158,6 +165,32 @@ def merge_concepts(
             for form in long_labels:
                 forms.setdefault(form, 0)
     return _index(ordered, surfaces, papers, alias, keys)
+
+
+def _senses(extractions, same: Mapping[str, str], texts: Mapping[str, str] | None) -> Callable[[str, str], str | None]:
+    """(paper id, short-form key) -> the long-form key of an acronym the paper uses without defining
+    it: the one its text supports among those other papers define (`choose_senses`), long forms
+    that *same* joins counted as one; without *texts*, the corpus's where two thirds of its
+    definitions agree (`resolve_acronyms`)."""
+    if texts is None:
+        corpus = resolve_acronyms(((pid, defs) for pid, _, defs in extractions), same=same)
+        return lambda pid, key: corpus.get(key)
+    defined: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    uses: set[tuple[str, str]] = set()
+    words: dict[str, list[str] | None] = {}
+    for pid, phrases, defs in extractions:
+        local = local_definitions(defs)
+        for key, long in local.items():
+            if long:
+                defined[key][same.get(long, long)].append(pid)
+        for phrase in phrases:
+            if phrase not in words:
+                key, tokens = phrase_key(phrase)
+                words[phrase] = tokens if key is None else None
+            if words[phrase] is not None:
+                expand_acronyms(words[phrase], local, lambda key, pid=pid: uses.add((pid, key)))
+    chosen = choose_senses(uses, defined, texts)
+    return lambda pid, key: chosen.get((pid, key))
 
 
 def _trimmed(forms: Mapping[str, int]) -> dict[str, int]:
