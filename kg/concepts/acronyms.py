@@ -1,5 +1,6 @@
-"""Acronyms in keyphrases: expanded by their paper's own definitions, else by the corpus's where
-it agrees on one expansion; two expansions of one acronym that name one concept found.
+"""Acronyms in keyphrases: expanded by their paper's own definitions, else by the long form of other
+papers that the paper's text supports (`kg.concepts.senses`); two expansions of one acronym that name
+one concept found.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Concepts: keyphrases normalized and merged so that papers about one thing meet at one node.
 
 Variants that merge: case, singular/plural (of the head noun), hyphen/space, British/American
-spelling, and an acronym with its expansion wherever any abstract of the corpus defines it
-(``LLMs`` in one paper joins ``large language models (LLMs)`` defined in another); then
+spelling, and an acronym with its expansion where its paper defines it, or where other papers define
+it and the paper's text supports that long form (``LLMs`` in a paper about prompting joins ``large
+language models (LLMs)`` defined in others; ``FID`` of an image generator does not join the
+``feature importance disparity (FID)`` of a fairness paper: `kg.concepts.senses`); then
 near-duplicates: keys that are one word once written apart and once together (``fine tuning`` /
 ``finetuning``), and keys that differ in one word that is a variant of the other (``graph
 convolution network`` / ``graph convolutional network``, ``deep nets`` / ``deep networks``)
