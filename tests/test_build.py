@@ -88,6 +88,34 @@ def test_top_concepts_are_shared_by_several_papers(seeds_build, run_cli, project
     assert counts[0] >= 3 and sum(c >= 2 for c in counts) >= 5 and not any(r["generic"] == "true" for r in rows)
 
 
+def test_top_concepts_pages_are_the_whole_ranking_of_the_seeds(seeds_build, tmp_path):
+    """On the seeds' build, top-concepts' pages (7 rows each, the last one short), one after another,
+    are its whole answer (limit=0), which is a brute-force count of every concept's dcterms:subject
+    links in the same order; with all=true too; a page past the end has no rows."""
+    graph = seeds_build.out / "graph.ttl"
+    brute_rq = tmp_path / "brute.rq"
+    brute_rq.write_text("PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
+                        "SELECT ?concept ?label (COUNT(DISTINCT ?paper) AS ?papers) WHERE { ?paper dcterms:subject ?concept . "
+                        "?concept skos:prefLabel ?label } GROUP BY ?concept ?label "
+                        "ORDER BY DESC(?papers) LCASE(STR(?label)) STR(?label) ?concept\n", encoding="utf-8")
+    brute = kg.query(brute_rq, graph=graph)
+    for binds in ([], ["all=true"]):
+        every = kg.query("top-concepts", graph=graph, bind=[*binds, "limit=0"])
+        assert len(every.rows) > 100 and every.next_offset is None
+        if not binds:
+            assert [(r[0], r[2]) for r in every.rows] == [(r[0], r[2]) for r in brute.rows]
+        else:
+            assert any(r[4] == "true" for r in every.rows) and len(every.rows) > len(brute.rows)
+        pages, offset = [], 0
+        while offset is not None:
+            page = kg.query("top-concepts", graph=graph, bind=[*binds, "limit=7", f"offset={offset}"])
+            pages += page.rows
+            offset = page.next_offset
+        assert pages == list(every.rows)
+        assert kg.query("top-concepts", graph=graph, bind=binds).rows == every.rows[:25]  # the default page
+        assert kg.query("top-concepts", graph=graph, bind=[*binds, f"offset={len(every.rows)}"]).rows == ()
+
+
 def test_rebuild_is_byte_identical(seeds_build, default_embedder, nlp, tmp_path, monkeypatch):
     from support import ROOT
 

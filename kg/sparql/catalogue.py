@@ -1,7 +1,8 @@
 """The canned queries: the ``.rq`` files shipped with kg, what each answers, and bound texts.
 
-A query whose header has a ``Paged`` section answers a page of its rows: ``limit`` rows (100
-by default, `PAGE_ROWS`; 0 for all of them) after ``offset`` rows, in the query's own order,
+A query whose header has a ``Paged`` section answers a page of its rows: ``limit`` rows (0 for
+all of them; by default the number the section starts with, ``Paged: 25 rows a page``, else
+`PAGE_ROWS`) after ``offset`` rows, in the query's own order,
 which is total (ties broken down to IRIs). A SPARQL LIMIT cannot come from a binding, so the
 catalogue writes the page into the query text it owns (`paged_text`): ``LIMIT``/``OFFSET`` at
 the query's end, or at a ``#kg:page`` comment line where the query cuts its page before looking
@@ -31,6 +32,7 @@ PAGE_VARIABLES = {"limit": f"rows per page (default {PAGE_ROWS}; 0 gives every r
                   "offset": "rows skipped before the page (default 0; the next page: offset + limit)"}
 _PAGE_MARK = re.compile(r"^([ \t]*)#kg:page\b[^\n]*$", re.MULTILINE)
 _FIRST_MARK = re.compile(r"^([ \t]*)#kg:first\b[^\n]*$", re.MULTILINE)
+_PAGE_ROWS = re.compile(r"Paged:\s*([0-9][0-9,]*)\s+rows\b")  # a Paged section's own page size
 
 
 PARAMETER_TYPES = {
@@ -108,6 +110,7 @@ class CannedQuery:
     variables: tuple[tuple[str, str], ...]  # (name, description)
     examples: tuple[dict[str, str], ...]
     paged: bool = False  # its header has a "Paged" section: it takes limit and offset
+    page_rows: int = PAGE_ROWS  # the rows of its page when no limit is given ("Paged: N rows a page")
     parameters: tuple[Parameter, ...] = ()  # its declared bindings (the page's too), in header order
     declared: bool = False  # its header declares its bindings (a Bindings section): others are refused
     ranking: Ranking | None = None  # its header's "Ranked by:" line: a query answering its first N rows
@@ -186,14 +189,21 @@ def read_query(path: Path) -> CannedQuery:
             example = _example(line)
             if example:
                 examples.append(example)
-    paged = any(line.startswith("Paged") for line in header)
+    paged_line = next((line for line in header if line.startswith("Paged")), None)
+    paged = paged_line is not None
+    size = _PAGE_ROWS.match(paged_line or "")
+    page_rows = int(size.group(1).replace(",", "")) if size else PAGE_ROWS
+    if paged and page_rows < 1:
+        raise QueryError(f"{path.name}: its Paged section says {page_rows} rows a page; a page has 1 row or more")
     ranked = next((line.removeprefix("Ranked by:") for line in header if line.startswith("Ranked by:")), None)
     if paged:
-        variables.update((k, v) for k, v in PAGE_VARIABLES.items() if k not in variables)
-        parameters.update((k, Parameter(k, "integer", v, default=str(PAGE_ROWS if k == "limit" else 0)))
-                          for k, v in PAGE_VARIABLES.items() if k not in parameters)
+        page_variables = {**PAGE_VARIABLES, "limit": PAGE_VARIABLES["limit"].replace(f"default {PAGE_ROWS}", f"default {page_rows}")}
+        variables.update((k, v) for k, v in page_variables.items() if k not in variables)
+        parameters.update((k, Parameter(k, "integer", v, default=str(page_rows if k == "limit" else 0)))
+                          for k, v in page_variables.items() if k not in parameters)
     return CannedQuery(name=path.stem, path=path, text=text, summary=header[0].strip() if header else "",
                        description="\n".join(header), variables=tuple(variables.items()), examples=tuple(examples), paged=paged,
+                       page_rows=page_rows,
                        parameters=tuple(parameters.values()), declared=declared,
                        ranking=parse_ranking(ranked) if ranked is not None else None)
 
@@ -270,7 +280,7 @@ class Page:
 
 def split_page(query: CannedQuery, bindings: Mapping[str, object] | Iterable[str]) -> tuple[Page | None, Mapping | list]:
     """The page *bindings* ask *query* for (``limit=N``, ``offset=N``, or a mapping with those
-    keys; the first page of `PAGE_ROWS` rows when they give neither), and the other bindings in
+    keys; the first page of its ``page_rows`` rows when they give neither), and the other bindings in
     the same form; None when the query is not paged (then a limit or offset is a `QueryError`)."""
     values: dict[str, str] = {}
     if isinstance(bindings, Mapping):
@@ -299,7 +309,7 @@ def split_page(query: CannedQuery, bindings: Mapping[str, object] | Iterable[str
             raise QueryError(f"--bind {key}={value}: give a whole number >= 0 as the {key} "
                              f"({'the rows a page; 0 gives every row' if key == 'limit' else 'the rows skipped before the page'})")
         numbers[key] = int(value)
-    return Page(numbers.get("limit", PAGE_ROWS), numbers.get("offset", 0)), rest
+    return Page(numbers.get("limit", query.page_rows), numbers.get("offset", 0)), rest
 
 
 def paged_text(query: CannedQuery, page: Page | None) -> str:

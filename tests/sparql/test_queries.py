@@ -223,8 +223,8 @@ def store(turtle, tmp_path_factory):
 
 
 def run(store, query: str, binds=()) -> QueryResult:
-    """*query* with *binds* as kg query runs it: a paged query answers its page (the first 100 rows
-    unless *binds* say limit=N, offset=N), written into its text by kg's catalogue."""
+    """*query* with *binds* as kg query runs it: a paged query answers its page (its first page, 100
+    rows or its header's number, unless *binds* say limit=N, offset=N), written into its text by kg's catalogue."""
     canned = read_query(QUERIES / f"{query}.rq")
     page, rest = split_page(canned, list(binds))
     return run_query(store, paged_text(canned, page), rest)
@@ -310,8 +310,19 @@ def test_the_default_page_is_100_rows_and_a_bad_page_is_an_error(store):
     for bad in ("limit=-1", "limit=x", "offset=1.5", "limit=10000000000"):
         with pytest.raises(QueryError, match="give a whole number >= 0"):
             run(store, "papers-of-concept", ["label=optimization", bad])
-    with pytest.raises(QueryError, match="'top-concepts' is not paged"):
-        run(store, "top-concepts", ["limit=5"])
+    with pytest.raises(QueryError, match="'concepts-of-paper' is not paged"):
+        run(store, "concepts-of-paper", [f"id={P1}", "limit=5"])
+
+
+def test_a_query_may_say_its_own_page_size(store):
+    """top-concepts' header says "Paged: 25 rows a page": its first page is 25 rows (what it always
+    answered), its --help says so, and a limit still gives any page."""
+    canned = read_query(QUERIES / "top-concepts.rq")
+    assert canned.paged and canned.page_rows == 25 and canned.parameter("limit").default == "25"
+    assert "default 25" in canned.parameter("limit").meaning
+    assert paged_text(canned, split_page(canned, [])[0]).endswith("\nLIMIT 25\n")
+    assert paged_text(canned, split_page(canned, ["limit=3"])[0]).endswith("\nLIMIT 3\n")
+    assert read_query(QUERIES / "search.rq").page_rows == 100  # "Paged: 100 rows a page", the shared default
 
 
 # --------------------------------------------------------------------------- the header comments
@@ -419,6 +430,76 @@ def test_top_concepts_agree_with_the_graph(store, graph):
             for n, d in graph.nodes(data=True) if d["kind"] == "concept" and d["papers"] > 0}
     assert got == want
     assert all(r["papers"] == r["paperCount"] for r in rows(run(store, "top-concepts")))
+
+
+BRUTE_TOP = """PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+PREFIX dcterms: <http://purl.org/dc/terms/>
+SELECT ?concept ?label (COUNT(DISTINCT ?paper) AS ?papers)
+WHERE { ?paper dcterms:subject ?concept . ?concept skos:prefLabel ?label }
+GROUP BY ?concept ?label ORDER BY DESC(?papers) LCASE(STR(?label)) STR(?label) ?concept"""
+
+
+@pytest.mark.parametrize("binds", [[], ["all=true"]], ids=["subjects", "all"])
+def test_top_concepts_pages_make_the_whole_ranking(store, binds):
+    """Every page size's pages, one after another, are the whole ranking (limit=0); without ?all
+    that is a brute-force count of every concept's dcterms:subject links, in the same order; a page
+    past the end has no rows; a full page says where the next starts."""
+    import kg.sparql.catalogue as catalogue
+
+    every = run(store, "top-concepts", [*binds, "limit=0"]).rows
+    assert len(every) == (9 if binds else 8)  # the generic concept memory too with all=true
+    if not binds:
+        assert [(r[0], r[2]) for r in every] == [(r[0], r[2]) for r in run_query(store, BRUTE_TOP).rows]
+    canned = read_query(QUERIES / "top-concepts.rq")
+    for limit in (1, 2, 3, 4, 5, 25):
+        pages, offset = [], 0
+        while True:
+            page, rest = split_page(canned, [*binds, f"limit={limit}", f"offset={offset}"])
+            result = catalogue.with_next_page(run_query(store, paged_text(canned, page), rest), page)
+            pages += result.rows
+            if result.next_offset is None:
+                assert len(result.rows) < limit
+                break
+            assert len(result.rows) == limit and result.next_offset == offset + limit
+            offset = result.next_offset
+        assert pages == list(every), (binds, limit)
+    assert run(store, "top-concepts", [*binds, "offset=9"]).rows == ()
+    assert run(store, "top-concepts", [*binds, "limit=3", "offset=1000"]).rows == ()
+
+
+def test_top_concepts_page_cut_inside_a_tie_is_no_cut(graph, tmp_path):
+    """A page that ends inside a tie (the fixture's rows 1-3 have 3 papers, rows 4-7 have 2) goes
+    on on the next page in the tie order (lowercase label, then IRI), with no tie note: a page is
+    no cut, as for the other paged queries (docs/cli.md)."""
+    import kg
+
+    path = tmp_path / "graph.ttl"
+    path.write_text(serialize(to_rdf(graph), "turtle"), encoding="utf-8")
+    every = kg.query("top-concepts", graph=path, bind=["limit=0"])
+    papers = [r[2] for r in every.rows]
+    assert papers[1] == papers[2] and papers[4] == papers[5]  # cuts after rows 2 and 5 fall inside ties
+    for limit, offset in ((2, 0), (2, 2), (1, 4), (3, 2)):
+        page = kg.query("top-concepts", graph=path, bind=[f"limit={limit}", f"offset={offset}"])
+        assert page.rows == every.rows[offset:offset + limit] and page.ties == ()
+        assert page.next_offset == offset + limit
+    assert kg.query("top-concepts", graph=path).ties == ()  # nor is the default page of 25
+
+
+def test_top_concepts_counts_papers_for_the_page_only(graph):
+    """Papers are counted for the concepts whose stored kgv:paperCount is among the offset + limit
+    highest, not for every concept: a concept whose stored count is wrongly low is missed by a
+    page it could only reach by its links, and found when every row is asked for (limit=0)."""
+    store = ox.Store()
+    store.load(serialize(to_rdf(graph), "turtle"), format=ox.RdfFormat.TURTLE)
+    kgv, xsd_int = "https://example.org/kg/vocab#", ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+    sgd = ox.NamedNode(f"{DEFAULT_BASE}concept/stochastic-gradient-descent")  # 3 papers, the third row
+    count = ox.NamedNode(kgv + "paperCount")
+    store.remove(ox.Quad(sgd, count, ox.Literal("3", datatype=xsd_int), ox.DefaultGraph()))
+    store.add(ox.Quad(sgd, count, ox.Literal("0", datatype=xsd_int), ox.DefaultGraph()))
+    first = [r[0] for r in run(store, "top-concepts", ["limit=3"]).rows]
+    assert sgd.value not in first and len(first) == 3  # its count of 0 is not among the 3 highest
+    every = rows(run(store, "top-concepts", ["limit=0"]))
+    assert [r["concept"] for r in every][2] == sgd.value and every[2]["papers"] == "3" and every[2]["paperCount"] == "0"
 
 
 def test_venue_ranks_agree_with_the_graph(graph):

@@ -35,7 +35,8 @@ def graph_file(tmp_path_factory):
 
 def test_the_ranked_queries():
     """The queries that answer their first N rows declare it; cluster-of ranks by a stored rank
-    with no measure in its answer, and the paged queries' pages are no cut (the next page goes on)."""
+    with no measure in its answer, and the paged queries' pages are no cut (the next page goes on):
+    top-concepts declares its order and no cut, since its 25 rows became its first page."""
     assert RANKED == ["cooccurring-concepts", "top-concepts", "top-concepts-per-venue"]
 
 
@@ -52,8 +53,10 @@ def test_order_by_follows_the_declaration(name):
     assert (ranking.group in prefix) if ranking.group else prefix == [], prefix
     if isinstance(ranking.top, str):
         assert query.parameter(ranking.top).type == "integer"
-    else:
+    elif ranking.top:
         probe_query(query, [], ranking.top)  # its last LIMIT is the cut: written one higher
+    else:
+        assert query.paged and ranked_cut(query, []) is None  # no cut: its pages go on (top-concepts)
 
 
 def test_order_keys_and_declarations_are_read():
@@ -99,13 +102,13 @@ def test_a_cut_inside_a_tie_is_said_under_the_table(graph_file):
 
 
 def test_a_tie_is_found_for_each_ranked_query(graph_file):
-    """Each ranked query, cut at 1 where its first two rows tie (per group), says so; the probe it
-    runs is the same query asked for one row more."""
+    """Each ranked query with a cut, cut at 1 where its first two rows tie (per group), says so; the
+    probe it runs is the same query asked for one row more. top-concepts has no cut: no probe."""
     binds = {"cooccurring-concepts": ["label=LLM"], "top-concepts": [], "top-concepts-per-venue": []}
     seen = 0
     for name in RANKED:
         query = read_query(CATALOGUE[name].path)
-        assert ranked_cut(query, binds[name]) == (query.ranking.top if isinstance(query.ranking.top, int)
+        assert ranked_cut(query, binds[name]) == (query.ranking.top or None if isinstance(query.ranking.top, int)
                                                  else int(query.parameter(query.ranking.top).default))
         if isinstance(query.ranking.top, str):
             result = kg.query(name, graph=graph_file, bind=binds[name] + [f"{query.ranking.top}=1"])
