@@ -74,6 +74,12 @@ _AUTHORS = r"[A-Z][\w'-]+(?:\s+(?:and|&)\s+[A-Z][\w'-]+|\s+et\s+al\.?)?"
 _YEAR = r"(?:19|20)\d\d[a-z]?"
 _CITED = rf"(?:(?:e\.g\.|see|cf\.),?\s+)?{_AUTHORS},?\s+{_YEAR}"
 _AUTHOR_YEAR = re.compile(rf"\(\s*{_CITED}(?:\s*[;,]\s*{_CITED})*\s*\)|\b[A-Z][\w'-]+\s+et\s+al\.?\s*\(\s*{_YEAR}\s*\)")
+# The same in square brackets ("[Blum et al. 2017]"), and a narrative "Sagawa et al." with its year or
+# none ("due to Rouyer et al., 2021", "the WILDS datasets Sagawa et al., which"): a name and "et al" is
+# no keyphrase ("datasets sagawa et al").
+_BRACKETED_AUTHOR_YEAR = re.compile(rf"\[\s*{_CITED}(?:\s*[;,]\s*{_CITED})*\s*\]")
+# (Not one that closes a parenthesis: "(CNNs; LeCun et al., 1998)" stays the acronym's definition.)
+_ET_AL = re.compile(rf"\b[A-Z][\w'-]+\s+et\s+al\b(?!\.?(?:,?\s+{_YEAR})?\s*[)\]])\.?(?:,?\s+{_YEAR}\b)?")
 # The spans of links and emphasis are bounded: unbounded, a pattern scans the rest of the text
 # from each opener that has no closer ("[a](" or "**a " repeated: quadratic, minutes).
 _MD_LINK = re.compile(r"!?\[([^\]]{0,500})\]\(([^)\s]{1,500})(?:\s+\"[^\"]{0,500}\")?\)")
@@ -233,6 +239,10 @@ def _strip_citations(text: str) -> str:
     glued to a phrase, a key becomes part of a keyphrase ("low rank adaptation hu2021lora")."""
     if "(" in text:
         text = _AUTHOR_YEAR.sub(" ", text)
+    if "et al" in text:
+        if "[" in text:
+            text = _BRACKETED_AUTHOR_YEAR.sub(" ", text)
+        text = _ET_AL.sub(" ", text)
     if "19" in text or "20" in text:
         if "[" in text:
             text = _BRACKETED_KEYS.sub(" ", text)
