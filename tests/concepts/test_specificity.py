@@ -95,3 +95,22 @@ def test_a_generic_concept_is_no_papers_subject_but_stays_a_broader_concept(scor
     node, d = by_key["protein folding"]  # (its papers meet there)
     assert not d["generic"] and d["papers"] == 10 and 0.45 <= d["specificity"] <= 1
     assert graph_stats(G)["papers_sharing_a_specific_concept_or_broader"] == 30
+
+
+def test_what_authors_file_their_papers_under_is_not_generic():
+    # "analysis" is in every text and a keyphrase of one: generic. Where the authors of three papers give
+    # it as a keyword (of the 30 papers that contain it: 10 %), it is what they file papers under.
+    texts, extractions = _corpus()
+    index = merge_concepts(extractions)
+    plain = {c.key: c for c in score_specificity(index, texts).concepts}
+    assert plain["analysis"].generic
+    keywords = {"physics0": ["Analysis", "qubits"], "biology1": ["analyses"], "ml2": ["ANALYSIS", "policy"], "ml3": []}
+    chosen = {c.key: c for c in score_specificity(index, texts, keywords).concepts}
+    assert not chosen["analysis"].generic and chosen["analysis"].specificity == 0.45
+    # two papers are not enough, and a word that three papers choose among thousands that contain it stays generic
+    two = {c.key: c for c in score_specificity(index, texts, {"physics0": ["analysis"], "ml2": ["analysis"]}).concepts}
+    assert two["analysis"].generic
+    assert specificity(Evidence(under=300, cohesion=1.05, named=300, containing=8000, plural=0.0, chosen=30, chosen_of=8000)) < 0.45
+    assert specificity(Evidence(under=300, cohesion=1.05, named=300, containing=8000, plural=0.0, chosen=400, chosen_of=8000)) == 0.45
+    # the other concepts keep their scores
+    assert all(chosen[k].specificity == plain[k].specificity for k in plain if k != "analysis")
