@@ -16,7 +16,16 @@ from kg.text import files
 from kg.text.clean import normalize_space
 from kg.text.files import json_rows
 from kg.text.formats.identify import identifiers, orcid
-from kg.text.records import Author, Notes, Record, Source, keywords_of, records_of, shown, year_in
+from kg.text.records import (
+    Author,
+    Notes,
+    Record,
+    Source,
+    keywords_of,
+    records_of,
+    shown,
+    year_in,
+)
 
 __all__ = ["abstract_text", "is_openalex", "read_openalex_lines", "read_openalex_works"]
 

@@ -21,7 +21,16 @@ from kg.errors import InputError
 from kg.text.clean import normalize_space
 from kg.text.files import split_lines
 from kg.text.formats.identify import identifiers
-from kg.text.records import Author, Notes, Record, Source, keywords_of, shown, split_at_semicolons, year_in
+from kg.text.records import (
+    Author,
+    Notes,
+    Record,
+    Source,
+    keywords_of,
+    shown,
+    split_at_semicolons,
+    year_in,
+)
 
 __all__ = ["read_ris", "read_wos"]
 
