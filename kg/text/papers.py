@@ -14,7 +14,7 @@ from kg.text.clean import clean_text, find_urls, normalize_space
 from kg.text.files import (
     Warnings,
 )
-from kg.text.records import Author, Diagnostic, Source
+from kg.text.records import Author, Diagnostic, Source, unique_keywords
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
@@ -56,6 +56,8 @@ class Paper:
     authors: tuple[Author, ...] = ()  # in byline order
     journal_ref: str | None = None  # an arXiv record's journal reference
     given: str | None = None  # the abstract as the input gives it, when that is not `abstract` (white space single)
+    # the authors' keywords, in input order (`kg.text.records.keywords_of`); of merged records, the union in order of first appearance
+    keywords: tuple[str, ...] = ()
 
     @property
     def document(self) -> str:
@@ -165,6 +167,7 @@ class _Papers:
             authors=record.authors,
             journal_ref=record.journal_ref,
             given=record.given if record.given != record.abstract else None,
+            keywords=record.keywords,
         )
         self.by_text.setdefault(key, pid)
         for identity in _identities(record):
@@ -180,7 +183,11 @@ class _Papers:
         self.more.setdefault(pid, []).append(record.source)  # joined once at the end: a tuple grown per copy is quadratic
         fields = ("title", "venue", "year", "source_id", "doi", "arxiv", "authors", "journal_ref")
         if not all(getattr(known, f) for f in fields):
-            self.papers[pid] = replace(known, **{f: getattr(known, f) or getattr(record, f) for f in fields})
+            known = self.papers[pid] = replace(known, **{f: getattr(known, f) or getattr(record, f) for f in fields})
+        if record.keywords:  # the union, in order of first appearance
+            keywords = unique_keywords(known.keywords + record.keywords)
+            if keywords != known.keywords:
+                self.papers[pid] = replace(known, keywords=keywords)
         for identity in _identities(record):
             self.by_identity.setdefault(identity, pid)
 

@@ -16,7 +16,8 @@ from kg.text import files
 from kg.text.clean import normalize_space
 from kg.text.files import Diagnostic, Warnings, too_long
 
-__all__ = ["Author", "Diagnostic", "Notes", "Record", "Source", "name_key", "records_of", "shown", "year_in"]
+__all__ = ["Author", "Diagnostic", "Notes", "Record", "Source", "keywords_of", "name_key", "records_of", "shown",
+           "split_at_semicolons", "split_keywords", "unique_keywords", "year_in"]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -82,6 +83,7 @@ class Record:
     authors: tuple[Author, ...] = ()
     journal_ref: str | None = None
     given: str | None = None  # the abstract as the file gives it, before white space is made single
+    keywords: tuple[str, ...] = ()  # the authors' keywords, in input order (`keywords_of`)
 
 
 @dataclass
@@ -144,6 +146,70 @@ def shown(value: object, limit: int = 40) -> str:
     except (RecursionError, ValueError):  # nested too deep, an int too long to write
         text = f"<a {type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def split_keywords(text: str) -> list[str]:
+    """The keywords of one text as authors list them: split at ``;``, or at ``,`` when it has no ``;``.
+
+    >>> split_keywords("graph neural networks; message passing, GNN")
+    ['graph neural networks', 'message passing, GNN']
+    >>> split_keywords("graphs, message passing")
+    ['graphs', 'message passing']
+    """
+    return [part.strip() for part in text.split(";" if ";" in text else ",")]
+
+
+def split_at_semicolons(text: str) -> list[str]:
+    """The keywords of a text that separates them with ``;`` only (Web of Science's ``DE``, an RIS ``KW`` line)."""
+    return [part.strip() for part in text.split(";")]
+
+
+def unique_keywords(keywords: Iterable[str]) -> tuple[str, ...]:
+    """*keywords* each single-spaced (`normalize_space`), in order, the empty ones and the
+    repeats of one before (up to case) left out.
+
+    >>> unique_keywords([" Deep  learning", "GNN", "deep learning", ""])
+    ('Deep learning', 'GNN')
+    """
+    seen: set[str] = set()
+    kept = []
+    for keyword in keywords:
+        keyword = normalize_space(keyword)
+        if keyword and (key := keyword.casefold()) not in seen:
+            seen.add(key)
+            kept.append(keyword)
+    return tuple(kept)
+
+
+def _one(text: str) -> list[str]:
+    return [text]
+
+
+def keywords_of(value: object, where: str | None, notes: Notes, *, split: Callable[[str], list[str]] = split_keywords,
+                split_items: Callable[[str], list[str]] = _one) -> tuple[str, ...]:
+    """The authors' keywords a record's field *value* gives: one text of them (*split*: at ``;``,
+    else at ``,``) or a list of them, each text (*split_items*: kept whole unless told) or an
+    object with a ``display_name`` (OpenAlex's), each kept as `unique_keywords` keeps them. A
+    value of another type (a number, an object) is a warning, and the paper is kept without
+    keywords; an item of the list that is not text, a warning, and the paper is kept without
+    it; a keyword over `files.MAX_FIELD_CHARS`, as any field over it (`Notes.field`)."""
+    if value is None or value == "" or value == []:
+        return ()
+    if isinstance(value, str):
+        parts = split(value)
+    elif isinstance(value, list):
+        parts = []
+        for given in value:
+            keyword = given.get("display_name") if isinstance(given, dict) else given
+            if isinstance(keyword, str):
+                parts.extend(split_items(keyword))
+            else:
+                notes.warn(where, f"keyword {shown(given)} is not text; the paper is kept without it", "bad_field")
+    else:
+        notes.warn(where, f"keywords {shown(value)} are not a list of keywords or a text of them; the paper is kept"
+                   " without them", "bad_field")
+        return ()
+    return unique_keywords(k for part in parts if (k := notes.field(where, "keyword", normalize_space(part))))
 
 
 _YEAR = re.compile(r"(?<!\d)((?:1[5-9]|20)\d\d)(?!\d)")

@@ -4,8 +4,8 @@ A text file starts with a header line naming the venue and year in any language
 (``ICML 2026 Papers``, ``ICLR 2026 论文列表``); each following paragraph is one abstract
 (a paragraph whose every line is long enough to be an abstract is one abstract per line).
 JSON Lines and CSV rows carry an ``abstract`` field and optional ``id``, ``title``,
-``venue`` and ``year``. BibTeX, RIS, OpenAlex works and arXiv metadata are read by
-`kg.text.formats`, found by suffix and content (`read_format`); every reader makes
+``venue``, ``year``, ``authors`` and ``keywords`` (`KEYWORD_FIELDS`). BibTeX, RIS, OpenAlex
+works and arXiv metadata are read by `kg.text.formats`, found by suffix and content (`read_format`); every reader makes
 `kg.text.records.Record` s, merged here into papers. A folder is read for its files with one
 of `FOLDER_SUFFIXES`; a file named on its own is read whatever its name.
 """
@@ -35,7 +35,7 @@ from kg.text.formats import BIBTEX_SUFFIXES, CSV_SUFFIXES, JSONL_SUFFIXES, RIS_S
 from kg.text.formats.identify import identifiers, orcid
 from kg.text.inputs import find_inputs
 from kg.text.papers import Conflict, Paper, ReadReport, merge_records, paper_id
-from kg.text.records import Author, Diagnostic, Notes, Source, shown
+from kg.text.records import Author, Diagnostic, Notes, Source, keywords_of, shown
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
@@ -58,6 +58,11 @@ ONE_PER_LINE_MIN_WORDS = 30
 
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+
+
+# The names a row's authors' keywords go by, case aside, in the order looked for: kg's, then
+# other tools' (Scopus's CSV column, bibliometrix's DE); the first given is read.
+KEYWORD_FIELDS = ("keywords", "keyword", "author_keywords", "authorkeywords", "author keywords", "de")
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&+\-]*")
@@ -263,6 +268,8 @@ def _record_from_mapping(name: str, row: int, data: object, warnings: list[Diagn
         doi=found.doi,
         arxiv=found.arxiv,
         authors=_row_authors(lowered.get("authors"), where, notes),
+        keywords=keywords_of(next((v for k in KEYWORD_FIELDS if (v := lowered.get(k)) not in (None, "", [])), None),
+                             where, notes),
     )
 
 

@@ -621,3 +621,78 @@ def test_two_megabytes_between_entries_that_start_like_entries_are_looked_at_onc
     assert _finishes(_looks_like_entry, "a{b,\n" * 100_000, seconds=20)  # 0.5 MB: ~40 s before
     assert _finishes(_looks_like_entry, "a{b" + "\n" * 500_000, seconds=20)
     assert _looks_like_entry("a{b,\n" * 1000 + " title = x") and not _looks_like_entry("a{b,\n" * 1000)
+
+
+# --------------------------------------------------------------------------- the authors' keywords
+
+
+def test_bibtex_keywords_split_at_semicolons_else_commas_with_latex_made_text(here):
+    (here / "kw.bib").write_text(
+        "@article{a, abstract = {The first abstract.}, keywords = {Graph  neural networks; message passing, GNNs;"
+        " Sch{\\\"o}dinger equation; ; graph neural networks}}\n"
+        "@article{b, abstract = {The second abstract.}, keywords = {deep learning, {\\emph{optimization}},  ,GNN}}\n"
+        "@article{c, abstract = {The third abstract.}}\n", encoding="utf-8")
+    first, second, third = read_papers(["kw.bib"]).papers
+    assert first.keywords == ("Graph neural networks", "message passing, GNNs", "Schödinger equation")
+    assert second.keywords == ("deep learning", "optimization", "GNN")
+    assert third.keywords == ()
+
+
+def test_bibtex_keywords_of_the_real_exports_are_read(here):
+    (laide,) = read_papers(["traps.bib"]).papers
+    assert laide.keywords == ("keyword1", "keyword2")
+
+
+def test_ris_keywords_are_the_kw_lines_each_split_at_semicolons_only(here):
+    first, second, russian = read_papers(["example_full.ris", "example_utf_chars.ris"]).papers
+    assert first.keywords == ("Pippi", "Nordwind", "Piraten") and second.keywords == ("Pippi Langstrumpf", "Nordwind", "Piraten")
+    assert russian.keywords == ()
+    (here / "kw.ris").write_text("TY  - JOUR\nAB  - An abstract with keywords.\nKW  - deep learning; GNN\n"
+                                 "KW  - Smith, fields of\nKW  - gnn\nKW  -  \nER  - \n", encoding="utf-8")
+    (paper,) = read_papers(["kw.ris"]).papers
+    assert paper.keywords == ("deep learning", "GNN", "Smith, fields of")
+
+
+_WOS = """FN Clarivate Analytics Web of Science
+VR 1.0
+PT J
+AU Doe, J
+TI A title
+SO A JOURNAL
+DE Graph neural networks; message passing; knowledge
+   graphs; Graph Neural Networks
+ID CHEMICALLY SYNTHESIZED POLYPEPTIDES; IN-VITRO RECONSTITUTION
+AB An abstract read from Web of Science.
+PY 2020
+UT WOS:000000000000001
+ER
+
+EF
+"""
+
+
+def test_web_of_science_keywords_are_de_not_keywords_plus(here):
+    (here / "savedrecs.txt").write_text(_WOS, encoding="utf-8")
+    (paper,) = read_papers(["savedrecs.txt"]).papers
+    assert paper.keywords == ("Graph neural networks", "message passing", "knowledge graphs")
+    assert all(p.keywords == () for p in read_papers(["example_wos.ris"]).papers)  # ID lines only: Keywords Plus
+
+
+def test_openalex_keywords_are_its_keywords_not_its_concepts_or_topics(here):
+    (paper,) = read_papers(["openalex-W2741809807.json"]).papers
+    assert paper.keywords == ("Scholarly Communication", "Web of science", "Open Science", "Citation analysis")
+    (here / "strings.json").write_text(json.dumps(_work(keywords=["open access", {"display_name": "Bronze OA"}, "Open Access"],
+                                                        concepts=[{"display_name": "Medicine"}], topics=[])), encoding="utf-8")
+    assert read_papers(["strings.json"]).papers[0].keywords == ("open access", "Bronze OA")
+
+
+def test_openalex_keywords_of_the_wrong_type_are_a_warning(here):
+    (here / "bad.json").write_text(json.dumps(_work(keywords=42)), encoding="utf-8")
+    report = read_papers(["bad.json"])
+    assert report.papers[0].keywords == () and report.papers[0].title  # the paper is kept
+    assert said(report, "bad_field") == [("bad.json, row 1 (W2741809807): keywords 42 are not a list of keywords or a text of them;"
+                                          " the paper is kept without them")]
+
+
+def test_arxiv_records_have_no_keywords(here):
+    assert all(p.keywords == () for p in read_papers(["arxiv-metadata-oai-snapshot.json"]).papers)

@@ -795,3 +795,67 @@ def test_a_file_that_becomes_a_link_after_the_folder_is_listed_is_not_followed(t
     monkeypatch.setattr(kg.text.sources, "find_inputs", scan_then_link)
     with pytest.raises(InputError, match=r"a\.txt: became a symbolic link while kg read its folder"):
         read_papers([folder])
+
+
+# 10. The authors' keywords
+
+
+def test_keywords_of_jsonl_json_and_csv_rows(tmp_path):
+    jsonl = write(tmp_path / "x.jsonl", json.dumps({"abstract": ABSTRACT_A, "keywords": ["GNN", " message  passing ", "gnn", "",
+                                                                                         "graphs, nodes"]}) + "\n")
+    as_json = write(tmp_path / "y.json", json.dumps([{"abstract": ABSTRACT_B, "Keywords": "optimizers; large language models, LLMs"}]))
+    csv = write(tmp_path / "z.csv", 'abstract,keywords\n"Third abstract, on graphs.","graphs,  nodes , edges,"\n'
+                                    '"Fourth abstract, without keywords.",\n')
+    papers = read_papers([jsonl, as_json, csv]).papers
+    assert [p.keywords for p in papers] == [
+        ("GNN", "message passing", "graphs, nodes"),  # a list: each item one keyword
+        ("optimizers", "large language models, LLMs"),  # a text with ';': split there only
+        ("graphs", "nodes", "edges"),  # a text without ';': split at ','
+        (),
+    ]
+
+
+@pytest.mark.parametrize("key", ["keyword", "author_keywords", "authorKeywords", "DE", "Author Keywords", "KEYWORDS"])
+def test_keywords_go_by_the_names_other_tools_give_them(tmp_path, key):
+    f = write(tmp_path / "x.jsonl", json.dumps({"abstract": ABSTRACT_A, key: "GNN; graphs"}) + "\n")
+    assert read_papers([f]).papers[0].keywords == ("GNN", "graphs")
+    f = write(tmp_path / "x.csv", f'abstract,{key}\n"{ABSTRACT_A}",GNN; graphs\n')
+    assert read_papers([f]).papers[0].keywords == ("GNN", "graphs")
+
+
+def test_keywords_of_the_wrong_type_are_ignored_with_a_warning(tmp_path):
+    rows = [
+        json.dumps({"abstract": ABSTRACT_A, "keywords": 42}),
+        json.dumps({"abstract": ABSTRACT_B, "keywords": {"en": "GNN"}}),
+        json.dumps({"abstract": "A third abstract.", "keywords": ["GNN", 7, None, {"name": "x"}, "graphs"]}),
+    ]
+    report = read_papers([write(tmp_path / "x.jsonl", "\n".join(rows) + "\n")])
+    assert [p.keywords for p in report.papers] == [(), (), ("GNN", "graphs")]
+    assert said(report, tmp_path) == [
+        "x.jsonl, row 1: keywords 42 are not a list of keywords or a text of them; the paper is kept without them",
+        "x.jsonl, row 2: keywords {'en': 'GNN'} are not a list of keywords or a text of them; the paper is kept without them",
+        "x.jsonl, row 3: keyword 7 is not text; the paper is kept without it",
+        "x.jsonl, row 3: keyword None is not text; the paper is kept without it",
+        "x.jsonl, row 3: keyword {'name': 'x'} is not text; the paper is kept without it",
+    ]
+    assert {w.reason for w in report.warnings} == {"bad_field"} and report.skipped == {}
+
+
+def test_a_keyword_over_the_field_limit_is_dropped_with_a_warning(tmp_path):
+    row = {"abstract": ABSTRACT_A, "keywords": ["GNN", "x" * 10_001]}
+    report = read_papers([write(tmp_path / "x.jsonl", json.dumps(row) + "\n")])
+    assert report.papers[0].keywords == ("GNN",)
+    assert [w.reason for w in report.warnings] == ["bad_field"]
+
+
+def test_duplicates_merged_keep_the_union_of_their_keywords_in_order_of_first_appearance(tmp_path):
+    a = write(tmp_path / "a.jsonl", json.dumps({"abstract": ABSTRACT_A, "keywords": ["GNN", "graphs"]}) + "\n"
+              + json.dumps({"abstract": ABSTRACT_A}) + "\n")
+    b = write(tmp_path / "b.bib", "@article{k, abstract = {" + ABSTRACT_A.upper() + "}, keywords = {message passing, gnn, Graphs,"
+              " nodes}}\n")
+    c = write(tmp_path / "c.txt", f"ICML 2026 Papers\n\n{ABSTRACT_A}\n")
+    report = read_papers([a, b, c])
+    assert report.duplicates_merged == 3 and len(report.papers) == 1
+    assert report.papers[0].keywords == ("GNN", "graphs", "message passing", "nodes")
+    first_without = read_papers([c, a]).papers[0]
+    assert first_without.keywords == ("GNN", "graphs")  # the first copy had none: the later ones give them

@@ -4,8 +4,9 @@ bibtexparser splits the file into blocks and fields and names every block it cou
 parse; kg reads the field values itself (``@string`` macros, ``#`` concatenation, braces and
 quotes), so that an undefined macro or a broken entry is a warning naming the entry and its
 line, and every other entry is read. An entry is a record when it has an ``abstract``; its
-key is the record's ``source_id``. Macros are expanded within kg's limits (`_Macros`), and
-``crossref`` is not followed.
+key is the record's ``source_id``, its ``keywords`` field (separated by ``;``, else ``,``)
+its authors' keywords. Macros are expanded within kg's limits (`_Macros`), and ``crossref``
+is not followed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from kg.text import files
 from kg.text.clean import clean_text, normalize_space
 from kg.text.formats.identify import identifiers
 from kg.text.formats.latex import decode_accents, latex_field
-from kg.text.records import Author, Notes, Record, Source, shown, year_in
+from kg.text.records import Author, Notes, Record, Source, keywords_of, shown, year_in
 
 __all__ = ["read_bibtex"]
 
@@ -27,7 +28,7 @@ __all__ = ["read_bibtex"]
 VENUE_FIELDS = ("journal", "journaltitle", "booktitle", "eventtitle", "series")
 # The fields kg reads (the others are not expanded: their macros cost nothing).
 READ_FIELDS = frozenset(("abstract", "title", "author", "year", "date", "doi", "url", "eprint", "eprinttype", "archiveprefix",
-                         *VENUE_FIELDS))
+                         "keywords", *VENUE_FIELDS))
 MONTHS = {m: m.capitalize() for m in ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")}
 
 
@@ -151,6 +152,7 @@ def _record(entry, source: Source, macros: _Macros, notes: Notes) -> Record | No
         arxiv=found.arxiv,
         authors=_authors(fields.get("author", ""), where, notes),
         given=fields.get("abstract"),
+        keywords=_keywords(fields.get("keywords", ""), where, notes),
     )
 
 
@@ -158,6 +160,13 @@ def _arxiv_field(fields: dict[str, str]) -> str | None:
     """An arXiv id in biblatex's ``eprint`` (with ``eprinttype`` or ``archiveprefix`` arXiv)."""
     kind = (fields.get("eprinttype") or fields.get("archiveprefix") or "").strip().lower()
     return fields.get("eprint") if kind == "arxiv" else None
+
+
+def _keywords(value: str, where: str, notes: Notes) -> tuple[str, ...]:
+    """The ``keywords`` field's keywords (separated by ``;``, else by ``,``), its LaTeX made text
+    first (as a title's), the field checked against kg's limit before that (`Notes.field`)."""
+    value = notes.field(where, "keywords", value) if value.strip() else None
+    return keywords_of(latex_field(value), where, notes) if value else ()
 
 
 def _authors(value: str, where: str, notes: Notes) -> tuple[Author, ...]:

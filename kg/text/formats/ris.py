@@ -6,8 +6,10 @@ drops a record that has no ``ER`` (the file's last one, cut short, or one run in
 record): kg finds those first and closes them, with a warning naming the record's line, so
 they are read too. In RIS the abstract is ``AB`` (or ``N2``), the title ``TI`` (or ``T1``),
 the authors ``AU`` (or ``A1``), the year ``PY`` (or ``Y1``, ``DA``), the venue ``T2`` (or
-``JO``, ``JF``, ``JA``, ``J2``), the DOI ``DO`` and the record's ``ID`` its ``source_id``;
-in Web of Science's ``AB``, ``TI``, ``AF`` (or ``AU``), ``PY``, ``SO``, ``DI`` and ``UT``.
+``JO``, ``JF``, ``JA``, ``J2``), the DOI ``DO``, the record's ``ID`` its ``source_id`` and
+its ``KW`` lines its keywords (one a line, or separated by ``;``); in Web of Science's ``AB``,
+``TI``, ``AF`` (or ``AU``), ``PY``, ``SO``, ``DI``, ``UT`` and ``DE`` (the authors' keywords,
+separated by ``;``; not ``ID``, Keywords Plus, which Web of Science makes from the references).
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from kg.errors import InputError
 from kg.text.clean import normalize_space
 from kg.text.files import split_lines
 from kg.text.formats.identify import identifiers
-from kg.text.records import Author, Notes, Record, Source, shown, year_in
+from kg.text.records import (
+    Author,
+    Notes,
+    Record,
+    Source,
+    keywords_of,
+    shown,
+    split_at_semicolons,
+    year_in,
+)
 
 __all__ = ["read_ris", "read_wos"]
 
@@ -40,6 +51,7 @@ class _Flavour:
     venue: tuple[str, ...]
     doi: tuple[str, ...]
     id: tuple[str, ...]
+    keywords: str  # the authors' keywords (RIS: a list, one a line; Web of Science: one text, ;-separated)
 
     def tag(self, line: str) -> str | None:
         if self.start == "TY":
@@ -50,9 +62,9 @@ class _Flavour:
 
 RIS = _Flavour("TY", "ER  - ", ("abstract", "notes_abstract"), ("title", "primary_title"), ("authors", "first_authors"),
                ("year", "publication_year", "date"),
-               ("secondary_title", "journal_name", "alternate_title3", "alternate_title2", "alternate_title1"), ("doi",), ("id",))
+               ("secondary_title", "journal_name", "alternate_title3", "alternate_title2", "alternate_title1"), ("doi",), ("id",), "keywords")
 WOS = _Flavour("PT", "ER", ("abstract",), ("document_title",), ("author_full_name", "authors"), ("publication_year",),
-               ("publication_name",), ("doi",), ("accession_number",))
+               ("publication_name",), ("doi",), ("accession_number",), "author_keywords")  # DE; not ID (Keywords Plus, machine-made)
 
 
 def is_wos(lines: list[str]) -> bool:
@@ -187,6 +199,8 @@ def _record(entry: dict, source: Source, flavour: _Flavour, notes: Notes) -> Rec
         arxiv=found.arxiv,
         authors=_authors(_first(entry, flavour.authors), where, notes),
         given=given,
+        keywords=keywords_of(entry.get(flavour.keywords), where, notes, split=split_at_semicolons,
+                             split_items=split_at_semicolons),
     )
 
 
