@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import re
 
 import pytest
 from rdflib import Graph
@@ -211,3 +212,36 @@ def test_the_seeds_meet_issue_21s_concept_targets(seeds_build, run_cli, project)
     sharing = [p for p in papers if any(held[p] & held[q] for q in papers if q != p)]
     assert len(papers) == 38 and len(sharing) >= 30
     assert seeds_build.stats["papers_sharing_a_specific_concept_or_broader"] == len(sharing)  # what stats.json says
+
+
+def test_author_keywords_keep_a_frequent_term_authors_choose_from_being_generic(hash_embedder, nlp, tmp_path):
+    # The seeds as JSON Lines, built twice: without keywords, and with the authors of three papers that
+    # name a generic concept giving it as a keyword (kg.concepts.specificity, "authors' choice").
+    from support import SEEDS
+
+    from kg.text.sources import read_papers
+
+    papers = read_papers([SEEDS]).papers
+    rows = [{"id": p.id, "title": p.title, "abstract": p.abstract, "venue": p.venue, "year": p.year} for p in papers]
+    (tmp_path / "plain.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    plain = kg.build([tmp_path / "plain.jsonl"], tmp_path / "plain", embedder=hash_embedder, nlp=nlp, store=False).out
+    concepts = [n for n in json.loads((plain / "graph.json").read_text())["nodes"] if n.get("kind") == "concept"]
+    texts = {r["id"]: f"{r['title'] or ''} {r['abstract']}".lower() for r in rows}
+
+    def containing(label):
+        return sorted(pid for pid, text in texts.items() if re.search(rf"\b{re.escape(label.lower())}\b", text))
+
+    named = {k["concept"] for line in (plain / "keyphrases.jsonl").read_text().splitlines() for k in json.loads(line)["keyphrases"]}
+    generic = next(c for c in sorted(concepts, key=lambda c: c["id"])
+                   if c["generic"] and c["id"] in named and len(containing(c["label"])) >= 3)
+    choosers = containing(generic["label"])[:3]
+    for r in rows:
+        if r["id"] in choosers:
+            r["keywords"] = [generic["label"].upper(), "something else"]
+    (tmp_path / "chosen.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    chosen = kg.build([tmp_path / "chosen.jsonl"], tmp_path / "chosen", embedder=hash_embedder, nlp=nlp, store=False).out
+    after = {n["id"]: n for n in json.loads((chosen / "graph.json").read_text())["nodes"]}
+    assert not after[generic["id"]]["generic"] and after[generic["id"]]["specificity"] >= 0.45, generic
+    assert after[generic["id"]]["papers"] > 0  # now the papers' subject
+    changed = [c["id"] for c in concepts if c["id"] != generic["id"] and after[c["id"]]["generic"] != c["generic"]]
+    assert changed == []

@@ -366,7 +366,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
         index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
                                embed=_label_embed(models or embedder, settings.precision),
                                texts={p.id: p.document for p in papers})
-        index = score_specificity(index, {p.id: p.document for p in papers})
+        index = score_specificity(index, {p.id: p.document for p in papers}, {p.id: p.keywords for p in papers if p.keywords})
     finally:
         if models is not None:
             models.close()

@@ -21,7 +21,6 @@ from kg.text.records import (
     Notes,
     Record,
     Source,
-    keywords_of,
     records_of,
     shown,
     year_in,
@@ -133,7 +132,6 @@ def _record(work: object, source: Source, notes: Notes) -> Record | None:
         doi=found.doi,
         arxiv=found.arxiv,
         authors=_authors(work.get("authorships"), where, notes),
-        keywords=keywords_of(work.get("keywords"), where, notes),
     )
 
 
