@@ -22,6 +22,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
+from operator import itemgetter
 
 __all__ = ["SENSE_MARGIN", "SENSE_THRESHOLD", "choose_senses", "sense_scores", "text_bag"]
 
@@ -103,41 +105,36 @@ def sense_scores(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[
     (*uses*) that some papers define (*defined*: short-form key -> long-form key -> the ids of the
     papers that define it so). *texts* maps paper ids to their text; a use in a paper with no
     text is left out. `choose_senses` decides from these."""
-    uses = sorted({(pid, key) for pid, key in uses if key in defined and texts.get(pid)})
+    uses = sorted({(key, pid) for pid, key in uses if key in defined and texts.get(pid)})
     if not uses:
         return {}
-    keys = sorted({key for _, key in uses})
-    profile_ids = {key: {long: sorted(pids)[:PROFILE_PAPERS] for long, pids in defined[key].items()} for key in keys}
-    needed = {pid for pid, _ in uses}
+    profile_ids = {key: {long: [p for p in sorted(pids) if texts.get(p)][:PROFILE_PAPERS] for long, pids in defined[key].items()}
+                   for key in {key for key, _ in uses}}
+    needed = {pid for _, pid in uses}
     for longs in profile_ids.values():
         for pids in longs.values():
-            needed.update(p for p in pids if texts.get(p))
-    bags = {pid: text_bag(texts[pid]) for pid in sorted(needed)}
+            needed.update(pids)
+    # Memory stays bounded by one acronym's papers: document frequencies in one pass, then each
+    # acronym's long-form profiles and its uses, a text's words counted again where needed.
     df: Counter = Counter()
-    for bag in bags.values():
-        df.update(bag.keys())
-    n = len(bags)
+    for pid in needed:
+        df.update(text_bag(texts[pid]).keys())
+    n = len(needed)
     idf = {w: math.log((n + 1) / (d + 1)) + 1.0 for w, d in df.items()}
+    del df
     scored: dict[tuple[str, str], tuple[str, float, float, bool]] = {}
-    profiles: dict[tuple[str, str], dict[str, float]] = {}
-    words: dict[str, list[str]] = {}
-    for pid, key in uses:
+    for key, group in groupby(uses, key=itemgetter(0)):
         drop = key.lower()
         longs = sorted(defined[key])
-        if pid not in words:
-            words[pid] = _words(texts[pid])
-        written = [long for long in longs if _written(words[pid], long)]
-        own = _vector(bags[pid], idf, drop)
-        scores = []
-        for long in written or longs:
-            prof = profiles.get((key, long))
-            if prof is None:
-                prof = profiles[(key, long)] = _mean([_vector(bags[p], idf, drop) for p in profile_ids[key][long] if p in bags])
-            scores.append((_cosine(own, prof), long))
-        scores.sort(key=lambda s: (-s[0], s[1]))
-        best, long = scores[0]
-        second = scores[1][0] if len(scores) > 1 else 0.0
-        scored[(pid, key)] = (long, best, second, len(written) == 1)
+        profiles = {long: _mean([_vector(text_bag(texts[p]), idf, drop) for p in profile_ids[key][long]]) for long in longs}
+        for _, pid in group:
+            words = _words(texts[pid])
+            written = [long for long in longs if _written(words, long)]
+            own = _vector(text_bag(texts[pid]), idf, drop)
+            scores = sorted(((_cosine(own, profiles[long]), long) for long in written or longs), key=lambda s: (-s[0], s[1]))
+            best, long = scores[0]
+            second = scores[1][0] if len(scores) > 1 else 0.0
+            scored[(pid, key)] = (long, best, second, len(written) == 1)
     return scored
 
 
