@@ -57,7 +57,7 @@ def _best_long_form(short: str, long: str) -> str | None:
         if not c.isalnum():
             s -= 1
             continue
-        while l >= 0 and (long[l].lower() != c or (s == 0 and l > 0 and long[l - 1].isalnum())):
+        while l >= 0 and (long[l].lower() != c or (s == 0 and l > 0 and long[l - 1].isalnum() and not _opens(long, l))):
             l -= 1
         if l < 0:
             return None
@@ -65,6 +65,14 @@ def _best_long_form(short: str, long: str) -> str | None:
         s -= 1
     start = long.rfind(" ", 0, l + 1) + 1
     return long[start:]
+
+
+def _opens(long: str, i: int) -> bool:
+    """Whether the letter at *i*, inside a word, may stand for the word all the same: a capital the
+    writer set there ("eXplainable AI (XAI)") or the x of a word that opens with "ex" ("explainable
+    artificial intelligence (XAI)")."""
+    start = long.rfind(" ", 0, i) + 1
+    return long[i].isupper() and long[start:i].islower() or (long[i] in "xX" and i == start + 1 and long[start] in "eE")
 
 
 def _fold(long: str) -> str:

@@ -139,3 +139,14 @@ def test_a_title_in_capitals_is_not_read_as_acronyms(nlp, hash_embedder):
     index = merge_concepts([(f.paper_id, [k.phrase for k in f.keyphrases], f.definitions) for f in found])
     title_keys = {c.key for c in index.concepts if "t1" in c.papers}
     assert not title_keys & {"information technology support", "uncertainty sampling", "information technology"}
+
+
+def test_an_acronym_whose_letter_is_inside_its_first_word_is_defined():
+    # XAI: the X of "eXplainable" (a capital the writer set) or of a word opening with "ex"
+    assert find_definitions("We review eXplainable AI (XAI) methods.") == {"XAI": "eXplainable AI"}
+    assert find_definitions("explainable artificial intelligence (XAI) helps.") == {"XAI": "explainable artificial intelligence"}
+    index = merge_concepts([("p1", ["eXplainable AI", "XAI methods"], [("XAI", "eXplainable AI")]), ("p2", ["explainable AI"], [])])
+    assert index.assignment[("p1", "eXplainable AI")] == index.assignment[("p2", "explainable AI")]
+    assert concept_of(index, "p1", "XAI methods").key == "explainable ai method"
+    # a lower-case letter inside a word is no start ("circle" does not spell RL)
+    assert find_definitions("a circle (RL) of points") == {}
