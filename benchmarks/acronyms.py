@@ -30,7 +30,7 @@ from pathlib import Path
 from benchmarks.quality import ML_DIR, data_dir
 from kg.concepts.acronyms import local_definitions, resolve_acronyms, short_key
 from kg.concepts.merge import merge_concepts
-from kg.concepts.senses import SENSE_MARGIN, SENSE_THRESHOLD, sense_scores
+from kg.concepts.senses import SENSE_MARGIN, SENSE_PRIOR, SENSE_THRESHOLD, sense_scores
 from kg.text.acronyms import definition_pairs
 from kg.text.phrases import normalize_phrase
 from kg.text.sources import read_papers
@@ -123,10 +123,10 @@ def _row(name: str, expanded: int, right: int, total: int) -> str:
     return f"| {name} | {total:,} | {expanded:,} | {right:,} | {precision:.3f} | {right / total:.3f} |"
 
 
-def part_one(texts, defs, grid: bool) -> None:
+def part_one(texts, defs, grid: bool, prior: float | None = None) -> None:
     t = time.perf_counter()
     questions, defined, hidden, first = held_out(texts, defs)
-    scores = sense_scores(questions, defined, hidden)
+    scores = sense_scores(questions, defined, hidden, prior=prior)
     seconds = time.perf_counter() - t
     majority = resolve_acronyms((pid, defs[pid]) for pid in first)
     old = {use: majority[use[1]] for use in questions if use[1] in majority}
@@ -138,7 +138,7 @@ def part_one(texts, defs, grid: bool) -> None:
     for threshold, margin in [(SENSE_THRESHOLD, SENSE_MARGIN)] + (
             [(t, m) for t in (0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3) for m in (0.0, 0.02, 0.04, 0.08)] if grid else []):
         chosen = {use: long for use, (long, best, second, written) in scores.items()
-                  if written or (best >= threshold and best - second >= margin)}
+                  if written or (best >= threshold and second >= margin)}
         print(_row(f"senses, threshold {threshold}, margin {margin}", *tally(chosen, questions)))
     written = {use: long for use, (long, _, _, w) in scores.items() if w}
     print(_row("senses, written out only", *tally(written, questions)))
@@ -148,11 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.acronyms", description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=Path, default=LABELS)
     parser.add_argument("--grid", action="store_true", help="precision and recall over thresholds and margins")
+    parser.add_argument("--prior", type=float, default=None, help=f"the weight of a long form's papers (default {SENSE_PRIOR})")
     args = parser.parse_args(argv)
     t = time.perf_counter()
     texts, defs = corpus(data_dir())
     print(f"{len(texts):,} ML abstracts read in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-    part_one(texts, defs, args.grid)
+    part_one(texts, defs, args.grid, args.prior)
     if args.labels.is_file():
         part_two(texts, defs, args.labels)
     return 0

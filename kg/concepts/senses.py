@@ -6,10 +6,10 @@ abstract and Frechet inception distance in the next; "GPS" a graph transformer, 
 processes). So a long form some papers define is given to a paper that does not define the acronym
 only on evidence from that paper's own text:
 
-- it writes the long form out (its words in order) and no other long form of the acronym, or
-- its words are close to those of the papers that define the long form: the tf-idf cosine of the
-  paper and of the mean of the defining papers is at least `SENSE_THRESHOLD`, and ahead of every
-  other long form of the acronym by `SENSE_MARGIN`.
+the acronym's long forms rank by the tf-idf cosine of the paper and of the mean of the papers that
+define each, plus `SENSE_PRIOR` times the log of how many define it (a long form one paper gives must
+fit far better than one hundreds give); the first is taken if the paper writes it out (its words in
+order), or its cosine is at least `SENSE_THRESHOLD` and it leads the next by `SENSE_MARGIN`.
 
 Otherwise the acronym stays its own concept. The threshold and margin were chosen on the
 definitions of half the shared ML abstracts predicting the other half's, definitions hidden, and
@@ -25,10 +25,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from operator import itemgetter
 
-__all__ = ["SENSE_MARGIN", "SENSE_THRESHOLD", "choose_senses", "sense_scores", "text_bag"]
+__all__ = ["SENSE_MARGIN", "SENSE_PRIOR", "SENSE_THRESHOLD", "choose_senses", "sense_scores", "text_bag"]
 
 SENSE_THRESHOLD = 0.12
 SENSE_MARGIN = 0.04
+SENSE_PRIOR = 0.02
 PROFILE_PAPERS = 100  # defining papers a long form's profile is the mean of (the first, by id)
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")
@@ -99,12 +100,15 @@ def _written(words: Sequence[tuple[str, bool]], long: str) -> bool:
 
 
 def sense_scores(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[str, Sequence[str]]],
-                 texts: Mapping[str, str]) -> dict[tuple[str, str], tuple[str, float, float, bool]]:
-    """(paper id, short-form key) -> (the best long form, its cosine, the next long form's cosine,
-    whether the paper writes the best long form out and no other), for each use of an acronym
-    (*uses*) that some papers define (*defined*: short-form key -> long-form key -> the ids of the
-    papers that define it so). *texts* maps paper ids to their text; a use in a paper with no
-    text is left out. `choose_senses` decides from these."""
+                 texts: Mapping[str, str], *, prior: float | None = None) -> dict[tuple[str, str], tuple[str, float, float, bool]]:
+    """(paper id, short-form key) -> (the best long form, its cosine, its lead over the next, whether
+    the paper writes it out), for each use of an acronym (*uses*) that some papers define (*defined*:
+    short-form key -> long-form key -> the ids of the papers that define it so). Long forms rank by
+    cosine plus *prior* (`SENSE_PRIOR`) times the log of the papers that define them: one paper's
+    "reinforcement learned (RL)" or "representation learning (RL)" must fit a paper far better than
+    578 papers' reinforcement learning to win. *texts* maps paper ids to their text; a use in a
+    paper with no text is left out. `choose_senses` decides from these."""
+    prior = SENSE_PRIOR if prior is None else prior
     uses = sorted({(key, pid) for pid, key in uses if key in defined and texts.get(pid)})
     if not uses:
         return {}
@@ -127,22 +131,25 @@ def sense_scores(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[
         drop = key.lower()
         longs = sorted(defined[key])
         profiles = {long: _mean([_vector(text_bag(texts[p]), idf, drop) for p in profile_ids[key][long]]) for long in longs}
+        weight = {long: math.log(len(defined[key][long])) for long in longs}  # the prior: how many papers define it so
         for _, pid in group:
             words = _words(texts[pid])
             written = [long for long in longs if _written(words, long)]
             own = _vector(text_bag(texts[pid]), idf, drop)
-            scores = sorted(((_cosine(own, profiles[long]), long) for long in written or longs), key=lambda s: (-s[0], s[1]))
-            best, long = scores[0]
-            second = scores[1][0] if len(scores) > 1 else 0.0
-            scored[(pid, key)] = (long, best, second, len(written) == 1)
+            ranked = sorted(((cosine + prior * weight[long], cosine, long) for long in longs
+                             for cosine in [_cosine(own, profiles[long])]), key=lambda s: (-s[0], s[2]))
+            top, best, long = ranked[0]
+            lead = top - ranked[1][0] if len(ranked) > 1 else top
+            scored[(pid, key)] = (long, best, lead, long in written)
     return scored
 
 
 def choose_senses(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[str, Sequence[str]]],
                   texts: Mapping[str, str], *, threshold: float = SENSE_THRESHOLD,
                   margin: float = SENSE_MARGIN) -> dict[tuple[str, str], str]:
-    """(paper id, short-form key) -> the long-form key the paper's text supports (`sense_scores`:
-    written out, else a cosine of at least *threshold*, ahead of the next by *margin*), for each use
-    of an acronym the paper does not define that some papers do; a use with no support is left out."""
-    return {use: long for use, (long, best, second, written) in sense_scores(uses, defined, texts).items()
-            if written or (best >= threshold and best - second >= margin)}
+    """(paper id, short-form key) -> the long-form key the paper's text supports (`sense_scores`: the
+    best-ranked long form, if the paper writes it out, or its cosine is at least *threshold* and it
+    leads the next by *margin*), for each use of an acronym the paper does not define that some
+    papers do; a use with no support is left out."""
+    return {use: long for use, (long, best, lead, written) in sense_scores(uses, defined, texts).items()
+            if written or (best >= threshold and lead >= margin)}

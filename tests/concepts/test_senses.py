@@ -143,3 +143,18 @@ def test_no_support_no_expansion_and_the_scores_behind_it():
     assert long == "proportional integral" and best > second and not written
     assert choose_senses([("use", "PI"), ("none", "PI")], defined, texts) == {("use", "PI"): "proportional integral"}
     assert choose_senses([("use", "PI")], defined, {}) == {}  # no text, no evidence
+
+
+def test_one_papers_odd_long_form_does_not_take_an_acronym_hundreds_define_otherwise():
+    # "representation learning (RL)" defined once, "reinforcement learning (RL)" by five papers: a paper on
+    # representations for RL that writes "representation learning" out means reinforcement learning by RL
+    rl = {f"rl{i}": f"Reinforcement learning (RL) trains agents{i} with rewards; policies of the agent explore "
+                    f"environments and maximize the return of episodes, with value functions and exploration." for i in range(5)}
+    texts = rl | {
+        "repr": "Representation learning (RL) learns features of images without labels, with contrastive losses "
+                "on augmentations of the images.",
+        "use": "Representation learning for online RL: we learn representations of states so that RL agents explore "
+               "environments with rewards and maximize the return of episodes.",
+    }
+    index = merged(texts, {"use": ["online RL"]})
+    assert key_of(index, "use", "online RL") == "online reinforcement learning"
