@@ -89,15 +89,25 @@ def acronym_synonyms(votes: Mapping[str, Counter], *, embed: Callable[[list[str]
     return [pair for pair, cosine in zip(sorted(pairs), cosines(sorted(pairs), embed)) if cosine >= threshold]
 
 
-def representatives(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """Each key of *pairs* -> the first (in sorted order) of the keys the pairs join it to."""
+def representatives(pairs: Sequence[tuple[str, str]], weight: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Each key of *pairs* -> the key of its group (the keys the pairs join it to) with the largest
+    *weight* (how many definitions give it), then the first in sorted order: "reinforcement
+    learning", defined by hundreds, not "reinforcement learned", defined once.
+
+    >>> representatives([("reinforcement learned", "reinforcement learning")], {"reinforcement learning": 578})
+    {'reinforcement learned': 'reinforcement learning', 'reinforcement learning': 'reinforcement learning'}
+    """
     from networkx.utils import UnionFind
 
+    weight = weight or {}
     groups = UnionFind()
     for a, b in pairs:
         groups.union(a, b)
-    return {k: min(group) for group in groups.to_sets() for k in group}
-
+    out = {}
+    for group in groups.to_sets():
+        best = min(group, key=lambda k: (-weight.get(k, 0), k))
+        out.update((k, best) for k in group)
+    return dict(sorted(out.items()))
 
 
 def phrase_key(phrase: str) -> tuple[str | None, list[str]]:

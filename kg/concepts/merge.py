@@ -147,7 +147,11 @@ def merge_concepts(
     synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
     votes = acronym_votes((pid, defs) for pid, _, defs in extractions)
     same = acronym_synonyms(votes, embed=embed, threshold=synonym_threshold) if embed is not None else []
-    keys, surfaces, papers, long_forms = _keys(extractions, _senses(extractions, representatives(same), texts))
+    weight: dict[str, int] = defaultdict(int)  # each long form key -> the definitions that give it
+    for counter in votes.values():
+        for long, n in counter.items():
+            weight[long] += n
+    keys, surfaces, papers, long_forms = _keys(extractions, _senses(extractions, representatives(same, weight), texts))
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
     if texts:
