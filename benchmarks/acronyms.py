@@ -28,7 +28,12 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from benchmarks.quality import ML_DIR, data_dir
-from kg.concepts.acronyms import local_definitions, resolve_acronyms, short_key
+from kg.concepts.acronyms import (
+    defining_papers,
+    local_definitions,
+    resolve_acronyms,
+    short_key,
+)
 from kg.concepts.merge import merge_concepts
 from kg.concepts.senses import SENSE_MARGIN, SENSE_PRIOR, SENSE_THRESHOLD, sense_scores
 from kg.text.acronyms import definition_pairs
@@ -50,22 +55,11 @@ def _half(pid: str) -> int:
     return hashlib.sha1(pid.encode()).digest()[0] & 1
 
 
-def defined_by(defs: dict[str, list[tuple[str, str]]], pids) -> dict[str, dict[str, list[str]]]:
-    """Short-form key -> long-form key -> the papers (of *pids*) that define it so, each paper's
-    unambiguous definitions only."""
-    out: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for pid in pids:
-        for key, long in local_definitions(defs[pid]).items():
-            if long:
-                out[key][long].append(pid)
-    return out
-
-
 def held_out(texts, defs):
     """The questions of part 1: (paper id, short key) -> the long-form key it defined, and the texts
     with those definitions hidden."""
     first = [pid for pid in texts if _half(pid) == 0]
-    defined = defined_by(defs, first)
+    defined = defining_papers((pid, defs[pid]) for pid in first)
     questions: dict[tuple[str, str], str] = {}
     hidden = {pid: texts[pid] for pid in first}
     for pid in texts:

@@ -13,7 +13,7 @@ from kg.concepts.similarity import cosines
 from kg.text.acronyms import is_acronym
 from kg.text.phrases import is_plain_phrase, normalize_phrase, phrase_words
 
-__all__ = ["ENGLISH_CAPITALS", "MODIFIERS", "acronym_synonyms", "acronym_tokens", "acronym_votes", "expand_acronyms", "local_definitions", "phrase_key", "representatives",
+__all__ = ["ENGLISH_CAPITALS", "MODIFIERS", "acronym_synonyms", "acronym_tokens", "acronym_votes", "defining_papers", "expand_acronyms", "local_definitions", "phrase_key", "representatives",
            "resolve_acronyms", "short_key", "without_short_form"]
 
 
@@ -70,6 +70,20 @@ def resolve_acronyms(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]
         if n * 3 >= total * 2:
             resolved[short] = best
     return resolved
+
+
+def defining_papers(definitions: Iterable[tuple[str, Sequence[tuple[str, str]]]],
+                    same: Mapping[str, str] | None = None) -> dict[str, dict[str, list[str]]]:
+    """Short-form key -> long-form key -> the papers that define it so, from (paper id, [(short
+    form, long form), ...]): each paper's unambiguous definitions (`local_definitions`), long forms
+    that *same* joins counted as one."""
+    same = same or {}
+    defined: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for pid, pairs in definitions:
+        for key, long in local_definitions(pairs).items():
+            if long:
+                defined[key][same.get(long, long)].append(pid)
+    return defined
 
 
 def acronym_synonyms(votes: Mapping[str, Counter], *, embed: Callable[[list[str]], object],
@@ -188,16 +202,12 @@ def expand_acronyms(tokens: Sequence[str], local: Mapping[str, str | None],
         rest = ""
         if not token.islower() and is_acronym(token):
             key = short_key(token)
-            if key in local:
-                long = local[key]
-            elif "-" in token or "/" in token:
+            if key not in local and ("-" in token or "/" in token):  # a name, unless acronym + modifier
                 head, _, tail = token.partition("-")
-                if "/" not in token and is_acronym(head) and tail and all(w in MODIFIERS for w in tail.split("-")):
-                    key = short_key(head)
-                    long = local[key] if key in local else None if key.lower() in ENGLISH_CAPITALS else sense(key)
-                    rest = " " + tail.replace("-", " ")
-            elif key.lower() not in ENGLISH_CAPITALS:
-                long = sense(key)
+                modified = "/" not in token and is_acronym(head) and tail and all(w in MODIFIERS for w in tail.split("-"))
+                key, rest = (short_key(head), " " + tail.replace("-", " ")) if modified else (None, "")
+            if key is not None:
+                long = local[key] if key in local else None if key.lower() in ENGLISH_CAPITALS else sense(key)
         if long:
             out.append(long + rest)
             expanded = True

@@ -22,6 +22,7 @@ from operator import attrgetter
 from kg.concepts.acronyms import (
     acronym_synonyms,
     acronym_votes,
+    defining_papers,
     expand_acronyms,
     local_definitions,
     phrase_key,
@@ -44,20 +45,29 @@ from kg.text.phrases import normalize_phrase
 __all__ = ["merge_concepts"]
 
 
-def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]],
+def _parsed(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]]) -> dict[str, str | list[str]]:
+    """Each distinct phrase's `phrase_key`: its key when it has no acronym to expand (most phrases,
+    the same in every paper), else its tokens (expanded paper by paper)."""
+    parsed: dict[str, str | list[str]] = {}
+    for _, phrases, _ in extractions:
+        for phrase in phrases:
+            if phrase not in parsed:
+                key, tokens = phrase_key(phrase)
+                parsed[phrase] = tokens if key is None else key
+    return parsed
+
+
+def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]], parsed: Mapping[str, str | list[str]],
           senses: Callable[[str, str], str | None]):
-    """Each (paper id, phrase)'s key (its acronyms expanded by the paper's own definitions, else by
-    *senses*: (paper id, short-form key) -> long-form key); each key's surface forms with their
-    uses and its papers; and each defined long form's key with the labels it gives (the long form
-    and the acronym)."""
+    """Each (paper id, phrase)'s key (*parsed*; an acronym expanded by the paper's own definitions,
+    else by *senses*: (paper id, short-form key) -> long-form key); each key's surface forms with
+    their uses and its papers; and each defined long form's key with the labels it gives (the long
+    form and the acronym)."""
     surfaces: dict[str, dict[str, int]] = {}  # key -> its surface forms and their uses
     long_forms: dict[str, dict[str, None]] = defaultdict(dict)
     papers: dict[str, dict[str, None]] = {}
     of_key: dict[str, tuple[dict[str, int], dict[str, None]]] = {}  # key -> (its surfaces, its papers)
     keys: dict[tuple[str, str], str] = {}
-    # each phrase's key when it has no acronym to expand (most phrases), else its words
-    plain_key: dict[str, str] = {}
-    acronym_words: dict[str, list[str]] = {}
     for pid, phrases, defs in extractions:
         local = local_definitions(defs)
         for short, long in defs:  # the defined long form, and the acronym, are labels of the concept
@@ -66,18 +76,10 @@ def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, st
             forms[short] = None
         for phrase in phrases:
             was = False
-            key = plain_key.get(phrase)
-            if key is None:
-                words = acronym_words.get(phrase)
-                if words is None:
-                    key, words = phrase_key(phrase)
-                    if key is None:
-                        acronym_words[phrase] = words
-                    else:
-                        plain_key[phrase] = key
-                if key is None:
-                    expanded, was = expand_acronyms(words, local, partial(senses, pid))
-                    key = normalize_phrase(expanded)
+            key = parsed[phrase]
+            if not isinstance(key, str):  # its tokens: it has an acronym
+                expanded, was = expand_acronyms(key, local, partial(senses, pid))
+                key = normalize_phrase(expanded)
             if not key:
                 continue
             keys[(pid, phrase)] = key
@@ -151,7 +153,8 @@ def merge_concepts(
     for counter in votes.values():
         for long, n in counter.items():
             weight[long] += n
-    keys, surfaces, papers, long_forms = _keys(extractions, _senses(extractions, representatives(same, weight), texts))
+    parsed = _parsed(extractions)
+    keys, surfaces, papers, long_forms = _keys(extractions, parsed, _senses(extractions, parsed, representatives(same, weight), texts))
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
     if texts:
@@ -173,7 +176,8 @@ def merge_concepts(
     return _index(ordered, surfaces, papers, alias, keys)
 
 
-def _senses(extractions, same: Mapping[str, str], texts: Mapping[str, str] | None) -> Callable[[str, str], str | None]:
+def _senses(extractions, parsed: Mapping[str, str | list[str]], same: Mapping[str, str],
+            texts: Mapping[str, str] | None) -> Callable[[str, str], str | None]:
     """(paper id, short-form key) -> the long-form key of an acronym the paper uses without defining
     it: the one its text supports among those other papers define (`choose_senses`), long forms
     that *same* joins counted as one; without *texts*, the corpus's where two thirds of its
@@ -181,20 +185,14 @@ def _senses(extractions, same: Mapping[str, str], texts: Mapping[str, str] | Non
     if texts is None:
         corpus = resolve_acronyms(((pid, defs) for pid, _, defs in extractions), same=same)
         return lambda pid, key: corpus.get(key)
-    defined: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    uses: set[tuple[str, str]] = set()
-    words: dict[str, list[str] | None] = {}
+    uses: set[tuple[str, str]] = set()  # (paper id, short-form key) of each acronym left to another paper's long form
     for pid, phrases, defs in extractions:
         local = local_definitions(defs)
-        for key, long in local.items():
-            if long:
-                defined[key][same.get(long, long)].append(pid)
         for phrase in phrases:
-            if phrase not in words:
-                key, tokens = phrase_key(phrase)
-                words[phrase] = tokens if key is None else None
-            if words[phrase] is not None:
-                expand_acronyms(words[phrase], local, lambda key, pid=pid: uses.add((pid, key)))
+            tokens = parsed[phrase]
+            if not isinstance(tokens, str):
+                expand_acronyms(tokens, local, lambda key, pid=pid: uses.add((pid, key)))
+    defined = defining_papers(((pid, defs) for pid, _, defs in extractions), same)
     chosen = choose_senses(uses, defined, texts)
     return lambda pid, key: chosen.get((pid, key))
 

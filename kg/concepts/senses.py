@@ -13,7 +13,7 @@ order), or its cosine is at least `SENSE_THRESHOLD` and it leads the next by `SE
 
 Otherwise the acronym stays its own concept. The threshold and margin were chosen on the
 definitions of half the shared ML abstracts predicting the other half's, definitions hidden, and
-checked on a hand-labelled set (``python -m benchmarks.acronyms``; docs/design.md).
+checked on a hand-labelled set (``python -m benchmarks.acronyms``; docs/concepts.md).
 """
 
 from __future__ import annotations
@@ -46,9 +46,14 @@ methods new results result work also first second three
 """.split())
 
 
+def _singular(word: str) -> str:
+    """A word with a final s dropped (most plurals), as `text_bag` and `_words` count it."""
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
 def text_bag(text: str) -> Counter:
-    """The content words of *text*, lower case, a final s dropped (most plurals), with their counts."""
-    return Counter(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORD.findall(text.lower()) if w not in _STOP)
+    """The content words of *text*, lower case, `_singular`, with their counts."""
+    return Counter(_singular(w) for w in _WORD.findall(text.lower()) if w not in _STOP)
 
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -60,7 +65,7 @@ def _words(text: str) -> list[tuple[str, bool]]:
     out = []
     for token in _TOKEN.findall(text.lower()):
         for i, w in enumerate(token.split("-")):
-            out.append((w[:-1] if w.endswith("s") and len(w) > 3 else w, i == 0))
+            out.append((_singular(w), i == 0))
     return out
 
 
@@ -133,14 +138,12 @@ def sense_scores(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[
         profiles = {long: _mean([_vector(text_bag(texts[p]), idf, drop) for p in profile_ids[key][long]]) for long in longs}
         weight = {long: math.log(len(defined[key][long])) for long in longs}  # the prior: how many papers define it so
         for _, pid in group:
-            words = _words(texts[pid])
-            written = [long for long in longs if _written(words, long)]
             own = _vector(text_bag(texts[pid]), idf, drop)
             ranked = sorted(((cosine + prior * weight[long], cosine, long) for long in longs
                              for cosine in [_cosine(own, profiles[long])]), key=lambda s: (-s[0], s[2]))
             top, best, long = ranked[0]
             lead = top - ranked[1][0] if len(ranked) > 1 else top
-            scored[(pid, key)] = (long, best, lead, long in written)
+            scored[(pid, key)] = (long, best, lead, _written(_words(texts[pid]), long))  # only the first-ranked matters
     return scored
 
 

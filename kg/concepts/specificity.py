@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from kg.concepts.model import Concept, ConceptIndex
@@ -125,13 +125,9 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     authors' *keywords* (paper id -> keywords)."""
     under = _papers_under(concepts)
     cohesion = _cohesion(concepts, under, texts)
-    containing, plural = _text_counts(concepts, texts)
-    chosen: Counter = Counter()
-    chosen_of: Counter = Counter()
     keywords = {pid: kws for pid, kws in (keywords or {}).items() if kws and pid in texts}
-    if keywords:
-        chosen = _chosen(concepts, keywords)
-        chosen_of, _ = _text_counts(concepts, {pid: texts[pid] for pid in keywords})
+    containing, plural, chosen_of = _text_counts(concepts, texts, keywords)
+    chosen = _chosen(concepts, keywords) if keywords else Counter()
     return {c.id: Evidence(len(under[c.id]), cohesion.get(c.id), len(c.papers), containing.get(c.key, 0),
                            plural.get(c.key) if " " not in c.key else None, chosen.get(c.id, 0), chosen_of.get(c.key, 0))
             for c in concepts}
@@ -221,9 +217,11 @@ def _cohesion(concepts: Sequence[Concept], under: Mapping[str, set[str]], texts:
     return out
 
 
-def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str]) -> tuple[Counter, dict[str, float]]:
+def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str],
+                 among: Collection[str] = ()) -> tuple[Counter, dict[str, float], Counter]:
     """How many texts contain each concept key (its words as keys are written, inside longer
-    phrases too), and for each one-word key the share of its uses in the texts in a plural form."""
+    phrases too), for each one-word key the share of its uses in the texts in a plural form, and
+    how many of the texts of the papers *among* contain each key (in the same pass)."""
     keys = {c.key for c in concepts}
     # the words before the last of each longer key, and each of their starts: a text's words are
     # followed only as long as they are the start of some key
@@ -233,9 +231,10 @@ def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str]) -> tuple
         if 1 < len(words) <= 6:  # (a longer key is found in no text: a keyphrase wherever it is)
             starts.update(" ".join(words[:k]) for k in range(1, len(words)))
     containing: Counter = Counter()
+    within: Counter = Counter()  # of the papers *among*
     forms: Counter = Counter()  # each word as written (lowercase)
     one: dict[str, str] = {}  # each word -> its key alone (lowercase, American, singular)
-    for text in texts.values():
+    for pid, text in texts.items():
         words = _WORDS.findall(text.lower())
         forms.update(words)
         unique = set(words)
@@ -253,6 +252,8 @@ def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str]) -> tuple
                 if start not in starts:
                     break
         containing.update(found)
+        if pid in among:
+            within.update(found)
     plural: dict[str, float] = {}
     by_singular: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for form, count in forms.items():
@@ -262,4 +263,4 @@ def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str]) -> tuple
         if " " not in key and key in by_singular:
             single, many = by_singular[key]
             plural[key] = many / (single + many) if single + many else 0.0
-    return containing, plural
+    return containing, plural, within

@@ -189,7 +189,7 @@ def keywords_of(value: object, where: str | None, notes: Notes, *, split: Callab
                 split_items: Callable[[str], list[str]] = _one) -> tuple[str, ...]:
     """The authors' keywords a record's field *value* gives: one text of them (*split*: at ``;``,
     else at ``,``) or a list of them, each text (*split_items*: kept whole unless told) or an
-    object with a ``display_name`` (OpenAlex's), each kept as `unique_keywords` keeps them. A
+    object with a ``display_name``, each kept as `unique_keywords` keeps them. A
     value of another type (a number, an object) is a warning, and the paper is kept without
     keywords; an item of the list that is not text, a warning, and the paper is kept without
     it; a keyword over `files.MAX_FIELD_CHARS`, as any field over it (`Notes.field`)."""

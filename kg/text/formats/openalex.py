@@ -3,9 +3,9 @@
 A work's abstract is an ``abstract_inverted_index`` (each word -> its positions), put back
 into text in the order of its positions; ``publication_year`` is the year,
 ``primary_location.source.display_name`` the venue, ``doi`` the DOI, ``authorships`` the
-authors in order (with their ORCID iDs), the work's ``id`` its ``source_id`` and its
-``keywords`` (objects with a ``display_name``, or texts) its keywords; not its ``concepts``
-or ``topics``.
+authors in order (with their ORCID iDs), and the work's ``id`` its ``source_id``. Its
+``keywords``, ``concepts`` and ``topics`` are not read: OpenAlex assigns them by a model (each
+with a score), and a paper's keywords in kg are its authors' (`kg.concepts.specificity`).
 """
 
 from __future__ import annotations
@@ -16,15 +16,7 @@ from kg.text import files
 from kg.text.clean import normalize_space
 from kg.text.files import json_rows
 from kg.text.formats.identify import identifiers, orcid
-from kg.text.records import (
-    Author,
-    Notes,
-    Record,
-    Source,
-    records_of,
-    shown,
-    year_in,
-)
+from kg.text.records import Author, Notes, Record, Source, records_of, shown, year_in
 
 __all__ = ["abstract_text", "is_openalex", "read_openalex_lines", "read_openalex_works"]
 
