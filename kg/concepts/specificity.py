@@ -21,7 +21,8 @@ of at least `MIN_CHOSEN` papers give as a keyword, and of at least `AUTHOR_KEYPH
 with keywords whose text contains it (keyphraseness with the authors' choices), is not generic,
 however frequent: ``deep learning``, ``transformers``, ``interpretability`` are what researchers
 file their papers under; ``learning``, ``agents``, ``training`` are in thousands of texts and
-almost no paper's keywords.
+almost no paper's keywords. Read the other way, a concept in the texts of hundreds of papers with
+keywords that under 1 % of them give (``downstream tasks``, ``optimal policy``) is generic.
 
 `specificity` combines them into [0, 1] (1 = most specific); a concept under `GENERIC_BELOW` is
 *generic*: it is no paper's subject any more (kg.graph.build), but stays as a broader concept.
@@ -62,6 +63,16 @@ COUNT_NOUN_PENALTY = 0.2
 # docs/concepts.md.
 AUTHOR_KEYPHRASENESS = 0.05
 MIN_CHOSEN = 3
+# Authors' neglect, the same statistic read the other way: a concept in the texts of this many papers with
+# keywords or more, given as a keyword by under `NEVER_CHOSEN` of them, is generic however cohesive
+# (``downstream tasks`` 1 of 402, ``machine learning models`` 0 of 246, ``optimal policy`` 0 of 139,
+# ``training samples`` 0 of 145): what papers use, not what they are about. At 100 papers, a term authors
+# chose at the 5 % of ``neural networks`` would show no more than one choice once in 25 corpora.
+MIN_UNCHOSEN = 100
+NEVER_CHOSEN = 0.01
+# Keywords that name no concept of the corpus (another language, a controlled vocabulary) say nothing
+# about its concepts: they count only where at least this share of the papers with keywords name one.
+KEYWORD_COVERAGE = 0.5
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,8 @@ def specificity(e: Evidence) -> float:
         value -= COUNT_NOUN_PENALTY * min(1.0, 2 * e.plural)
     if e.chosen >= MIN_CHOSEN and e.chosen >= AUTHOR_KEYPHRASENESS * max(e.chosen_of, e.chosen):
         value = max(value, GENERIC_BELOW)  # what authors file their papers under is no generic word
+    elif e.chosen_of >= MIN_UNCHOSEN and e.chosen < NEVER_CHOSEN * e.chosen_of:
+        value = min(value, GENERIC_BELOW - 0.001)  # what hundreds of authors never file a paper under
     return min(1.0, max(0.0, value))
 
 
@@ -126,24 +139,30 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     under = _papers_under(concepts)
     cohesion = _cohesion(concepts, under, texts)
     keywords = {pid: kws for pid, kws in (keywords or {}).items() if kws and pid in texts}
+    chosen, naming = _chosen(concepts, keywords) if keywords else (Counter(), 0)
+    if naming < KEYWORD_COVERAGE * len(keywords):
+        keywords, chosen = {}, Counter()
     containing, plural, chosen_of = _text_counts(concepts, texts, keywords)
-    chosen = _chosen(concepts, keywords) if keywords else Counter()
     return {c.id: Evidence(len(under[c.id]), cohesion.get(c.id), len(c.papers), containing.get(c.key, 0),
                            plural.get(c.key) if " " not in c.key else None, chosen.get(c.id, 0), chosen_of.get(c.key, 0))
             for c in concepts}
 
 
-def _chosen(concepts: Sequence[Concept], keywords: Mapping[str, Sequence[str]]) -> Counter:
+def _chosen(concepts: Sequence[Concept], keywords: Mapping[str, Sequence[str]]) -> tuple[Counter, int]:
     """Each concept's id -> the papers whose *keywords* name it: by its key, or its label or an
-    alternative label (an acronym), as keys are written (`normalize_phrase`)."""
+    alternative label (an acronym), as keys are written (`normalize_phrase`); and how many papers'
+    keywords name some concept."""
     by_key = {c.key: c.id for c in concepts}  # a concept's own key first, then the others' labels
     for c in concepts:
         for form in (c.label, *c.alt_labels):
             by_key.setdefault(normalize_phrase(form.replace("-", " ")), c.id)
     chosen: Counter = Counter()
+    naming = 0
     for kws in keywords.values():
-        chosen.update({by_key[k] for k in (normalize_phrase(kw.replace("-", " ")) for kw in kws) if k in by_key})
-    return chosen
+        named = {by_key[k] for k in (normalize_phrase(kw.replace("-", " ")) for kw in kws) if k in by_key}
+        chosen.update(named)
+        naming += bool(named)
+    return chosen, naming
 
 
 def _papers_under(concepts: Sequence[Concept]) -> dict[str, set[str]]:

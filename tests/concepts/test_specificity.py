@@ -3,6 +3,8 @@ in any field (a small corpus of three fields, written here), and the graph and R
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -114,3 +116,29 @@ def test_what_authors_file_their_papers_under_is_not_generic():
     assert specificity(Evidence(under=300, cohesion=1.05, named=300, containing=8000, plural=0.0, chosen=400, chosen_of=8000)) == 0.45
     # the other concepts keep their scores
     assert all(chosen[k].specificity == plain[k].specificity for k in plain if k != "analysis")
+
+
+def test_what_hundreds_of_authors_never_choose_is_generic():
+    # "downstream tasks": cohesive and often a keyphrase, in the texts of 402 papers with keywords, the
+    # keyword of 1: what papers use, not what they are about
+    cohesive = Evidence(under=150, cohesion=2.0, named=120, containing=400, plural=None)
+    assert specificity(cohesive) > 0.6
+    assert specificity(replace(cohesive, chosen=1, chosen_of=402)) < 0.45
+    # chosen by 1 % or more, or seen in too few papers with keywords to tell: as without keywords
+    assert specificity(replace(cohesive, chosen=5, chosen_of=402)) == specificity(cohesive)
+    assert specificity(replace(cohesive, chosen=0, chosen_of=99)) == specificity(cohesive)
+
+
+def test_keywords_that_name_no_concept_are_not_read():
+    # a controlled vocabulary or another language: two of three papers' keywords name no concept of
+    # the corpus, so none counts (not even the third's "analysis", which would make it specific)
+    texts, extractions = _corpus()
+    index = merge_concepts(extractions)
+    plain = {c.key: c for c in score_specificity(index, texts).concepts}
+    foreign = {"physics0": ["Quantenphysik"], "biology1": ["Zellbiologie"], "ml2": ["ANALYSIS"], "ml3": ["analysis"],
+               "ml4": ["Maschinelles Lernen"], "ml5": ["Analyse"], "ml6": ["analysis"]}
+    read = {c.key: c for c in score_specificity(index, texts, foreign).concepts}
+    assert [(c.key, c.specificity) for c in read.values()] == [(c.key, c.specificity) for c in plain.values()]
+    # the same keywords with one more paper naming a concept (4 of 7) are read: analysis is chosen
+    named = {**foreign, "ml5": ["analysis"]}
+    assert not {c.key: c for c in score_specificity(index, texts, named).concepts}["analysis"].generic
