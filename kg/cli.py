@@ -57,8 +57,9 @@ def _parse_executor(value: str):
               help="Read what symbolic links inside the input folders point at (default: skip them with a warning).")
 @click.option("--no-entities", "no_entities", is_flag=True,
               help="Skip typed entities and relations: no entities.jsonl, concepts untyped (as builds before them).")
+@click.option("--timings", is_flag=True, help="Print the wall time of each stage of the build on stderr, as a table.")
 def build(paths, out, base, top_n, diversity, precision, quiet, store, store_update, store_graph, store_batch, executor,
-          follow_links, no_entities) -> None:
+          follow_links, no_entities, timings) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
     from kg.extract.keyphrases import Settings
 
@@ -102,6 +103,8 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
     loading = None  # the store being loaded, once it is
     try:
         _echo_warnings([w for w in result.warnings if w.reason == "no_concepts"])
+        if timings:
+            _echo_timings(result.timings)
         if not quiet:
             s = result.stats
             click.echo(
@@ -139,6 +142,21 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
 
 
 WARNINGS_SHOWN = 10
+
+
+def _echo_timings(timings) -> None:
+    """The build's stages (`kg.BuildResult.timings`) as a table on stderr: seconds and share of the total."""
+    from kg.pipeline.timeline import VIEWS
+
+    total = dict(timings).get("total") or 0.0
+    width = max([len(name) for name, _ in timings] + [len("stage")])
+    click.echo(f"{'stage':<{width}}  {'seconds':>8}  {'share':>6}", err=True)
+    for name, seconds in timings:
+        share = f"{100 * seconds / total:5.1f}%" if total else ""
+        click.echo(f"{name:<{width}}  {seconds:8.2f}  {share:>6}", err=True)
+    if any(name.startswith(VIEWS) for name, _ in timings):
+        click.echo(f"({VIEWS.strip()} the views writer, a forked process beside rdf: the build waits for it in 'wait for views')",
+                   err=True)
 
 
 def _echo_warnings(warnings, counts=None) -> None:

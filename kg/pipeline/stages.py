@@ -9,7 +9,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -41,6 +41,7 @@ from kg.pipeline.outputs import (
     signals_held,
     write_records,
 )
+from kg.pipeline.timeline import VIEWS, Timeline
 from kg.text.labels import paper_label
 from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
@@ -54,7 +55,10 @@ class BuildResult:
     """What `build` made: the graph, its figures (``stats.json``), the warnings, where the files
     are, how many abstracts were extracted and how many came from the cache
     (``extraction = {"computed": N, "from_cache": M}``), and whether nothing had changed
-    (``unchanged``: every output was already up to date and none was rewritten).
+    (``unchanged``: every output was already up to date and none was rewritten), and the wall time of
+    each stage (``timings``: (name, seconds) in the order they ended, the whole build last as
+    ``total``; the ``views: `` ones ran in the forked views writer, beside ``rdf``): not in
+    ``stats.json``, which stays the same from build to build.
 
     ``graph`` is the networkx graph (docs/model.md); after an unchanged rebuild it is read
     from ``graph.json`` the first time it is asked for.
@@ -66,6 +70,7 @@ class BuildResult:
     files: tuple[Path, ...] = field(default_factory=tuple)
     extraction: dict = field(default_factory=dict)
     unchanged: bool = False
+    timings: tuple[tuple[str, float], ...] = ()
     _graph: nx.Graph | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -148,7 +153,7 @@ def _runner(executor, models, todo: int):
     return executor
 
 
-def _extract_with_cache(papers: Sequence[Paper], options: _Options, *, fingerprint: str, out: Path,
+def _extract_with_cache(papers: Sequence[Paper], options: _Options, *, fingerprint: str, out: Path, timeline: Timeline,
                         models=None) -> tuple[list[PaperKeyphrases], int]:
     """Extraction results in paper order, and how many came from the cache (with ``options.cache``).
 
@@ -163,18 +168,19 @@ def _extract_with_cache(papers: Sequence[Paper], options: _Options, *, fingerpri
     executor, progress = options.executor, options.progress
     if not hasattr(executor, "map_partitions"):
         parse_executor(executor)  # a bad spec fails even when everything is cached
-    keys = [document_key(fingerprint, p.document) for p in papers]
     store = ExtractionCache(out / ".cache") if options.cache else None
     fresh: dict[str, PaperKeyphrases] = {}
     try:
-        known = store.get_many(keys) if store else {}
+        with timeline.stage("extract: cache lookup"):
+            keys = [document_key(fingerprint, p.document) for p in papers]
+            known = store.get_many(keys) if store else {}
         todo = [(p.id, p.document) for p, k in zip(papers, keys) if k not in known]
         if progress and len(todo) < len(papers):
             progress(len(papers) - len(todo))
         key_of = {p.id: k for p, k in zip(papers, keys)}
         runner = _runner(executor, models, len(todo))
-        with closing(run_partitions(todo, runner, settings=options.settings, embedder=options.embedder,
-                                    nlp=options.nlp)) as partitions:
+        with timeline.stage("extract: computed"), closing(run_partitions(
+                todo, runner, settings=options.settings, embedder=options.embedder, nlp=options.nlp)) as partitions:
             for done in partitions:  # as each finishes: cached at once, so a rerun resumes after it
                 if store:
                     store.put_many((key_of[r.paper_id], r) for r in done)
@@ -194,7 +200,7 @@ def _extract_with_cache(papers: Sequence[Paper], options: _Options, *, fingerpri
     return found, len(papers) - len(todo)
 
 
-def _entities_with_cache(papers: Sequence[Paper], options: _Options, *, fingerprint: str, out: Path,
+def _entities_with_cache(papers: Sequence[Paper], options: _Options, *, fingerprint: str, out: Path, timeline: Timeline,
                          models=None) -> list[tuple[str, object]]:
     """Each paper's typed entities and relations (`kg.extract.entities.PaperEntities`), in paper
     order, read from its abstract as given: from the cache (with ``options.cache``) or computed in
@@ -203,22 +209,24 @@ def _entities_with_cache(papers: Sequence[Paper], options: _Options, *, fingerpr
     from kg.extract.cache import ExtractionCache, document_key
     from kg.scale.executor import entity_partition, run_tasks
 
-    texts = {p.id: p.abstract or "" for p in papers}
-    keys = {p.id: document_key(fingerprint, texts[p.id]) for p in papers}
     store = ExtractionCache(out / ".cache") if options.cache else None
     progress = options.entity_progress
     try:
-        known = store.get_entities(list(keys.values())) if store else {}
+        with timeline.stage("entities: cache lookup"):
+            texts = {p.id: p.abstract or "" for p in papers}
+            keys = {p.id: document_key(fingerprint, texts[p.id]) for p in papers}
+            known = store.get_entities(list(keys.values())) if store else {}
         todo = [(p.id, texts[p.id]) for p in papers if keys[p.id] not in known]
         if progress and len(todo) < len(papers):
             progress(len(papers) - len(todo))
         fresh = {}
-        for done in run_tasks(todo, _runner(options.executor, models, len(todo)), entity_partition):
-            if store:
-                store.put_entities((keys[pid], found) for pid, found in done)
-            fresh.update(done)
-            if progress:
-                progress(len(done))
+        with timeline.stage("entities: computed"):
+            for done in run_tasks(todo, _runner(options.executor, models, len(todo)), entity_partition):
+                if store:
+                    store.put_entities((keys[pid], found) for pid, found in done)
+                fresh.update(done)
+                if progress:
+                    progress(len(done))
     finally:
         if store:
             store.close()
@@ -283,18 +291,18 @@ def build(
     # millions of objects that live to its end, and each full collection walks them all
     # (measured: RDF statements 6.3 s with it, 2.3 s without). Restored at the end.
     was_enabled = gc.isenabled()
+    timeline = Timeline()
     try:
-        return _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor,
-                                              follow_links, entities, entity_progress))
+        result = _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor,
+                                                follow_links, entities, entity_progress), timeline)
+        return replace(result, timings=timeline.done())
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _build(paths, out, options: _Options) -> BuildResult:
+def _build(paths, out, options: _Options, timeline: Timeline) -> BuildResult:
     gc.disable()
-    from dataclasses import replace
-
     from kg.rdf.vocabulary import DEFAULT_BASE, check_base
     from kg.scale.executor import parse_executor
 
@@ -309,7 +317,7 @@ def _build(paths, out, options: _Options) -> BuildResult:
     check_output_folder(out, paths)
     lock, made = lock_output_folder(out)
     try:
-        return _locked_build(paths, out, lock, options, spec=spec)
+        return _locked_build(paths, out, lock, options, spec=spec, timeline=timeline)
     except BaseException:
         if made:
             with suppress(OSError):
@@ -319,7 +327,7 @@ def _build(paths, out, options: _Options) -> BuildResult:
         lock.close()
 
 
-def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
+def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeline) -> BuildResult:
     from kg.extract.embed import MODEL_NAME
     from kg.scale.executor import ExecutorSpec, ModelProcess
 
@@ -329,16 +337,17 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
     # overlaps the reading and the cache lookup; it extracts (under dask-local, only a few
     # documents: `_runner`), embeds the labels the merge compares, and is stopped once the
     # concepts are merged.
-    entity_fingerprint = None
-    if options.entities:  # missing or damaged weights fail here, before anything is read or extracted
-        from kg.extract.entities import entity_fingerprint as fingerprint_of
+    entity_fingerprint = models = None
+    with timeline.stage("setup"):  # the entity weights checked, the model process started
+        if options.entities:  # missing or damaged weights fail here, before anything is read or extracted
+            from kg.extract.entities import entity_fingerprint as fingerprint_of
 
-        entity_fingerprint = fingerprint_of()
-    models = None
-    if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
-        models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
+            entity_fingerprint = fingerprint_of()
+        if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
+            models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
     try:
-        report = read_papers([Path(p) for p in paths], follow_links=options.follow_links)
+        with timeline.stage("read"):
+            report = read_papers([Path(p) for p in paths], follow_links=options.follow_links)
         if options.on_start:
             options.on_start(report)
         papers = report.papers
@@ -346,38 +355,48 @@ def _locked_build(paths, out, lock, options: _Options, *, spec) -> BuildResult:
         fingerprint = settings.fingerprint(model_name)
         key = _build_key(report, fingerprint, options.base, entity_fingerprint) if options.cache else None
         if key is not None:
-            done = _up_to_date(Path(out), key, report, output_files(options.entities))
+            with timeline.stage("up-to-date check"):
+                done = _up_to_date(Path(out), key, report, output_files(options.entities))
             if done is not None:
                 if models is not None:
-                    models.close()
+                    with timeline.stage("stop model process"):
+                        models.close()
                     models = None
                 if progress:
                     progress(len(papers))
                 if options.store:
                     from kg.sparql.store import prepare_store
 
-                    prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
+                    with timeline.stage("store check"):
+                        prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
                 return done
-        found, cached = _extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), models=models)
+        found, cached = _extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), timeline=timeline,
+                                            models=models)
         typed = None
         if entity_fingerprint is not None:
-            typed = _entities_with_cache(papers, options, fingerprint=entity_fingerprint, out=Path(out), models=models)
+            typed = _entities_with_cache(papers, options, fingerprint=entity_fingerprint, out=Path(out), timeline=timeline,
+                                         models=models)
         gc.disable()  # loading spaCy turns it back on
-        index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
-                               embed=_label_embed(models or embedder, settings.precision),
-                               texts={p.id: p.document for p in papers})
-        index = score_specificity(index, {p.id: p.document for p in papers}, {p.id: p.keywords for p in papers if p.keywords})
+        with timeline.stage("merge"):
+            index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
+                                   embed=_label_embed(models or embedder, settings.precision),
+                                   texts={p.id: p.document for p in papers})
+        with timeline.stage("specificity"):
+            index = score_specificity(index, {p.id: p.document for p in papers},
+                                      {p.id: p.keywords for p in papers if p.keywords})
     finally:
         if models is not None:
-            models.close()
+            with timeline.stage("stop model process"):
+                models.close()
     types = None
     if typed is not None:
         from kg.concepts.entities import type_concepts
 
-        types = type_concepts(index, typed)
+        with timeline.stage("concept types"):
+            types = type_concepts(index, typed)
     merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint, typed, types)
     del report, papers, found, index, typed  # held by *merged* alone, which `_write` releases
-    return _write(out, options, merged, lock=lock)
+    return _write(out, options, merged, lock=lock, timeline=timeline)
 
 
 def _paper_labels(papers: Sequence[Paper], found: Sequence[PaperKeyphrases], index) -> dict[str, str]:
@@ -429,14 +448,16 @@ def _stats_input(merged: _Merged, warnings: Sequence[Diagnostic], settings: dict
     }
 
 
-def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult:
+def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=None) -> BuildResult:
     """Build the graph and its map from *merged* and write every output into *out* (the views in
     a forked process while this one writes the RDF, and loads the store with ``options.store``),
-    all renamed into place together."""
+    all renamed into place together; each stage a span of *timeline*."""
     papers, key, typed = merged.papers, merged.key, merged.typed is not None
     metadata = _metadata(options, merged)
-    G = build_graph(papers, merged.found, merged.index, _paper_labels(papers, merged.found, merged.index), metadata=metadata,
-                    types=merged.types)
+    with timeline.stage("paper labels"):
+        labels = _paper_labels(papers, merged.found, merged.index)
+    with timeline.stage("graph"):
+        G = build_graph(papers, merged.found, merged.index, labels, metadata=metadata, types=merged.types)
     built = [Diagnostic(p.sources[0].file, str(p.sources[0]).partition(", ")[2],
                         f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts")
              for p, k in zip(papers, merged.found) if not k.keyphrases]
@@ -445,29 +466,35 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
     n_papers = len(papers)
     staging = Staging(Path(out))
 
-    def views() -> tuple[dict, dict]:
+    def views() -> tuple[dict, dict, tuple]:
         # the files that are not RDF, with the figures that go into stats.json: written by a
         # second process (when the platform can fork) while this one writes the RDF
-        # (on failure, the except below removes what it wrote)
-        stats = graph_stats(G) | stats_input
-        emit_views(G, staging.open, records=None, stats=stats, title="kg")
-        return stats, staging.written()
+        # (on failure, the except below removes what it wrote); each file's time a span
+        spans = Timeline()
+        with spans.stage("stats figures"):
+            stats = graph_stats(G) | stats_input
+        emit_views(G, spans.files(staging.open), records=None, stats=stats, title="kg")
+        return stats, staging.written(), spans.spans()
 
     loading = side = None
     committed = False
     try:
         # keyphrases.jsonl, the one output that needs the papers and their keyphrases, is written
         # first, so that they are dropped before the map is made: every later stage reads G alone
-        with staging.open("keyphrases.jsonl") as f:
+        with timeline.stage("keyphrases.jsonl"), staging.open("keyphrases.jsonl") as f:
             write_records(f, keyphrase_rows(G, papers, merged.found, merged.index.assignment))
         if merged.typed is not None:
-            with staging.open("entities.jsonl") as f:
+            with timeline.stage("entities.jsonl"), staging.open("entities.jsonl") as f:
                 write_records(f, entity_rows(merged.papers, merged.typed))
-            stats_input["entities"] = entity_stats(merged.typed, G)
+            with timeline.stage("entity figures"):
+                stats_input["entities"] = entity_stats(merged.typed, G)
         papers = None
-        merged.release()
-        add_map(G)  # clusters and positions, seen by every output
-        side = Forked(views)
+        with timeline.stage("release inputs"):
+            merged.release()
+        with timeline.stage("map (clusters, layout)"):
+            add_map(G)  # clusters and positions, seen by every output
+        with timeline.stage("fork views writer"):
+            side = Forked(views)
         from kg.rdf.write import write_rdf
 
         def rdf_written(name: str) -> None:
@@ -484,29 +511,35 @@ def _write(out, options: _Options, merged: _Merged, *, lock=None) -> BuildResult
         # than at the build's end they no longer raise its peak (benchmarks/README.md, scaling).
         gc.enable()
         try:
-            write_rdf(G, staging.open, base=options.base, written=rdf_written)
+            with timeline.stage("rdf: graph.nt, graph.ttl, graph.jsonld"):
+                write_rdf(G, staging.open, base=options.base, written=rdf_written)
         finally:
             gc.disable()
-        stats, written = side.result()
+        with timeline.stage("wait for views"):
+            stats, written, spans = side.result()
+        timeline.extend(spans, VIEWS)
         staging.adopt(written)
         cache_dir = Path(out) / ".cache"
         if key is not None:
             forget_manifest(cache_dir)  # a build stopped halfway leaves no manifest to trust
         if loading is not None:
-            loading.ready()  # it reads graph.nt's temporary file; a store that failed fails the build
+            with timeline.stage("wait for store"):
+                loading.ready()  # it reads graph.nt's temporary file; a store that failed fails the build
         with signals_held(f"the new outputs are all in {out}/"):  # all renamed or none: an interrupt waits
-            files = staging.commit()
-            committed = True
-            if not typed:  # --no-entities: what a build without the stage wrote, and no older entities
-                (Path(out) / "entities.jsonl").unlink(missing_ok=True)
-            if key is not None:
-                try:
-                    write_manifest(cache_dir, key, Path(out), staging.sha256,
-                                   {"warnings": [[w.file, w.where, w.message, w.reason] for w in built]})
-                except OSError:  # the outputs are in place; without a manifest the next build just does not skip
-                    forget_manifest(cache_dir)
+            with timeline.stage("rename into place"):
+                files = staging.commit()
+                committed = True
+                if not typed:  # --no-entities: what a build without the stage wrote, and no older entities
+                    (Path(out) / "entities.jsonl").unlink(missing_ok=True)
+                if key is not None:
+                    try:
+                        write_manifest(cache_dir, key, Path(out), staging.sha256,
+                                       {"warnings": [[w.file, w.where, w.message, w.reason] for w in built]})
+                    except OSError:  # the outputs are in place; without a manifest the next build just does not skip
+                        forget_manifest(cache_dir)
             if loading is not None:
-                loading.finish(lock=lock)
+                with timeline.stage("store finish"):
+                    loading.finish(lock=lock)
     except BaseException:
         if side is not None:
             side.stop()

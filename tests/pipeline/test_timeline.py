@@ -1,0 +1,66 @@
+"""The stage timeline of a build (`BuildResult.timings`, ``kg build --timings``): where a rebuild's time goes."""
+
+import json
+
+import pytest
+
+import kg
+from kg.pipeline.timeline import TOTAL, VIEWS, Timeline
+
+# What a build that extracts (no entities) and loads the store times, in the order the stages end.
+STAGES = ["setup", "read", "up-to-date check", "extract: cache lookup", "extract: computed", "merge", "specificity",
+          "paper labels", "graph", "keyphrases.jsonl", "release inputs", "map (clusters, layout)", "fork views writer",
+          "rdf: graph.nt, graph.ttl, graph.jsonld", "wait for views",
+          *(VIEWS + name for name in ("stats figures", "graph.html", "graph.json", "stats.json", "graph.gexf", "map.json")),
+          "wait for store", "rename into place", "store finish", TOTAL]
+
+
+def test_a_timeline_keeps_each_span_in_the_order_they_end_and_the_total_last():
+    timeline = Timeline()
+    with timeline.stage("a"):
+        pass
+    with pytest.raises(ValueError), timeline.stage("failed"):
+        raise ValueError
+    opened = []
+    with timeline.files(lambda name: _recording(opened, name))("x.json") as f:
+        assert f == "file x.json"
+    timeline.extend([("b", 1.5)], VIEWS)
+    spans = timeline.done()
+    assert [name for name, _ in spans] == ["a", "failed", "x.json", VIEWS + "b", TOTAL]
+    assert opened == ["x.json"] and all(seconds >= 0 for _, seconds in spans)
+    assert spans[-1][1] >= sum(seconds for name, seconds in spans[:3])
+
+
+def _recording(opened, name):
+    from contextlib import contextmanager
+
+    @contextmanager
+    def cm():
+        opened.append(name)
+        yield f"file {name}"
+
+    return cm()
+
+
+def test_a_build_carries_its_stage_timings_and_kg_build_timings_prints_them(run_cli, tmp_path, monkeypatch, hash_embedder, nlp):
+    rows = [{"abstract": "Graph neural networks pass messages along the edges of molecules."},
+            {"abstract": "Protein folding is predicted with transformers from amino acid sequences."}]
+    (tmp_path / "x.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    results = []
+    real = kg.build
+    monkeypatch.setattr(kg, "build", lambda *a, **k: results.append(real(*a, **k, embedder=hash_embedder, nlp=nlp)) or results[-1])
+    run = run_cli("build", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "out"), "--no-entities", "--timings", "-q")
+    assert run.code == 0, run.err
+    (result,) = results
+    assert [name for name, _ in result.timings] == STAGES
+    assert all(seconds >= 0 for _, seconds in result.timings)
+    total = dict(result.timings)[TOTAL]
+    assert total >= sum(seconds for name, seconds in result.timings if name != TOTAL and not name.startswith(VIEWS))
+    table = run.err.splitlines()
+    assert table[0].split() == ["stage", "seconds", "share"] and table[-2].startswith(TOTAL) and table[-2].endswith("100.0%")
+    assert [line[:len(name)] for line, name in zip(table[1:], STAGES)] == STAGES
+    assert "stats.json" in (tmp_path / "out" / ".cache" / "manifest.json").read_text()  # the timings are in no output
+    assert "seconds" not in (tmp_path / "out" / "stats.json").read_text()
+
+    again = real([tmp_path / "x.jsonl"], tmp_path / "out", embedder=hash_embedder, nlp=nlp, entities=False)
+    assert again.unchanged and [name for name, _ in again.timings] == ["setup", "read", "up-to-date check", "store check", TOTAL]
