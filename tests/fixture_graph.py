@@ -234,12 +234,14 @@ def fixture_types() -> ConceptTypes:
     return ConceptTypes(_VOTES, relations)
 
 
-def fixture_graph(*, typed: bool = True, types: ConceptTypes | None = None) -> nx.Graph:
+def fixture_graph(*, typed: bool = True, types: ConceptTypes | None = None,
+                  keywords: dict[str, tuple[str, ...]] | None = None) -> nx.Graph:
     """The fixture graph: 6 papers, 10 concepts (one generic), 2 venues (see the module docstring);
-    with the concepts' types and typed relations unless not *typed* (*types* instead of the fixture's)."""
+    with the concepts' types and typed relations unless not *typed* (*types* instead of the fixture's);
+    the papers have no authors' keywords but those *keywords* gives (paper id -> keywords, as `Paper` holds them)."""
     papers = [
         Paper(pid, abstract, abstract, title=title, venue=venue, year=year, source_id=source_id, urls=urls, sources=(source,),
-              authors=_AUTHORS[pid][0], doi=_AUTHORS[pid][1], arxiv=_AUTHORS[pid][2])
+              authors=_AUTHORS[pid][0], doi=_AUTHORS[pid][1], arxiv=_AUTHORS[pid][2], keywords=(keywords or {}).get(pid, ()))
         for pid, (_, title, venue, year, urls, source, source_id, abstract) in _PAPERS.items()
     ]
     keyphrases = [

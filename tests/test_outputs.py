@@ -404,3 +404,37 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
     assert len(ids) == 4 and {json.loads(line)["id"] for line in (result.out / "keyphrases.jsonl").open()} == ids
     assert seen["alive"] == []
     assert seen["staged"] == ["entities", "keyphrases"]
+
+
+def test_the_authors_keywords_reach_graph_json_the_rdf_and_keyphrases_jsonl(tmp_path, hash_embedder, nlp):
+    """A paper's keywords (a list, or one text split at ``;``) are its node's ``keywords``, its
+    ``schema:keywords`` literals and its keyphrases.jsonl ``keywords``, in input order; a paper
+    without any has none of them; the RDF still conforms to the shapes."""
+    from rdflib import Graph, Literal, Namespace
+
+    from kg.rdf.validate import validate_graph
+
+    rows = [{"id": "a", "abstract": "Graph neural networks pass messages between the atoms of molecules to predict properties.",
+             "keywords": ["graph neural networks", "message passing", "Graph Neural Networks"]},
+            {"id": "b", "abstract": "Message passing on molecular graphs predicts the solubility of small molecules well.",
+             "keywords": "molecules; solubility"},
+            {"id": "c", "abstract": "Transformers read molecule strings and predict their properties without any graph."}]
+    f = tmp_path / "in.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    kg.build([f], out, embedder=hash_embedder, nlp=nlp)
+    expected = {"a": ["graph neural networks", "message passing"], "b": ["molecules", "solubility"]}
+    papers = {d["source_id"]: d for d in json.loads((out / "graph.json").read_text(encoding="utf-8"))["nodes"]
+              if d["kind"] == "paper"}
+    assert {sid: d.get("keywords") for sid, d in papers.items()} == {**expected, "c": None}
+    assert "keywords" not in papers["c"]
+    records = {r["source_id"]: r for r in map(json.loads, (out / "keyphrases.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert list(records["a"]) == ["id", "source_id", "label", "venue", "year", "sources", "keywords", "keyphrases"]
+    assert list(records["c"]) == ["id", "source_id", "label", "venue", "year", "sources", "keyphrases"]
+    assert {sid: r.get("keywords") for sid, r in records.items()} == {**expected, "c": None}
+    g, sdo = Graph().parse(out / "graph.nt", format="nt"), Namespace("https://schema.org/")
+    iri = {sid: next(g.subjects(sdo.identifier, Literal(d["id"].partition(":")[2]))) for sid, d in papers.items()}
+    assert {sid: set(g.objects(s, sdo.keywords)) for sid, s in iri.items()} == {
+        "a": {Literal(k) for k in expected["a"]}, "b": {Literal(k) for k in expected["b"]}, "c": set()}
+    found = validate_graph(out / "graph.nt")
+    assert found.conforms, found.report

@@ -17,6 +17,7 @@ from kg.concepts.entities import ConceptTypes
 from kg.concepts.model import ConceptIndex
 from kg.extract.keyphrases import PaperKeyphrases
 from kg.graph.stats import ancestors_of, ancestry
+from kg.text.records import unique_keywords
 from kg.text.sources import Paper, Source
 
 
@@ -113,6 +114,8 @@ def build_graph(
             authors=[a.as_dict() for a in p.authors],
             journal_ref=p.journal_ref,
         )
+        if keywords := unique_keywords(p.keywords):  # a paper without keywords has no attribute, not an empty list
+            G.nodes[node]["keywords"] = list(keywords)
         if p.venue:
             v = venue_node(p.venue)
             if v not in G:

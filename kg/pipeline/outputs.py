@@ -40,6 +40,8 @@ def keyphrase_records(G: nx.Graph, papers: Sequence[Paper], found: Sequence[Pape
 
 
 def keyphrase_rows(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKeyphrases], assignment) -> Iterator[dict]:
+    """`keyphrase_records` one at a time: a paper's id, label, venue, year and sources, its authors'
+    ``keywords`` (only when it has some, as on its node) and its ranked ``keyphrases``, each with its concept."""
     by_id = {k.paper_id: k for k in found}
     for p in papers:
         node = G.nodes[paper_node(p.id)]
@@ -50,10 +52,10 @@ def keyphrase_rows(G: nx.Graph, papers: Sequence[Paper], found: Sequence[PaperKe
         ]
         sources = [{"file": s.file, "paragraph": s.paragraph} if s.paragraph is not None else
                    {"file": s.file, "row": s.row} if s.row is not None else {"file": s.file, "line": s.line} for s in p.sources]
-        yield {
-            "id": p.id, "source_id": p.source_id, "label": node["label"], "venue": p.venue, "year": p.year,
-            "sources": sources, "keyphrases": keyphrases,
-        }
+        row = {"id": p.id, "source_id": p.source_id, "label": node["label"], "venue": p.venue, "year": p.year, "sources": sources}
+        if node.get("keywords"):  # the authors' keywords beside kg's keyphrases, on the papers that have some
+            row["keywords"] = node["keywords"]
+        yield {**row, "keyphrases": keyphrases}
 
 
 def entity_rows(papers: Sequence[Paper], typed: Sequence[tuple[str, object]]) -> Iterator[dict]:

@@ -68,7 +68,7 @@ def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[
 
 
 _SDO = ("ScholarlyArticle", "CreativeWorkSeries", "identifier", "name", "headline", "abstract", "datePublished", "url",
-        "codeRepository", "isPartOf", "Person", "author", "sameAs")
+        "codeRepository", "isPartOf", "Person", "author", "sameAs", "keywords")
 
 
 _SKOS = ("Concept", "ConceptScheme", "inScheme", "prefLabel", "altLabel", "broader", "related", "Collection", "member")
@@ -335,6 +335,7 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     if d.get("source_id"):
         about.append((kgv["sourceId"], text(d["source_id"])))
     about += _identified(d, v.N, text, sdo["sameAs"], kgv["journalRef"])
+    about += [(sdo["keywords"], text(keyword)) for keyword in d.get("keywords", ())]  # the authors', in their order
     authors = nodes.authors_of.get(node, ())
     about += [(sdo["author"], v.iri_of(person)) for person in dict.fromkeys(authors)]
     about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])]

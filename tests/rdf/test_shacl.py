@@ -150,6 +150,10 @@ BREAKAGES = [
      "schema:sameAs of a paper is its"),
     ("two-dois", lambda g: g.add((paper(P1), SDO.sameAs, URIRef("https://doi.org/10.5555/other.1"))), "at most one DOI"),
     ("two-journal-refs", lambda g: g.addN([(paper(P1), KGV.journalRef, Literal(r), g) for r in ("A", "B")]), "at most one kgv:journalRef"),
+    ("keyword-empty", lambda g: g.add((paper(P1), SDO.keywords, Literal(""))), "schema:keywords of a paper are its authors' keywords"),
+    ("keyword-iri", lambda g: g.add((paper(P1), SDO.keywords, concept("optimization"))), "schema:keywords of a paper are its authors' keywords"),
+    ("keyword-tagged", lambda g: g.add((paper(P1), SDO.keywords, Literal("optimization", lang="en"))),
+     "schema:keywords of a paper are its authors' keywords"),
     ("author-not-person", lambda g: g.add((paper(P1), SDO.author, paper(P2))), "schema:author links a paper to schema:Persons"),
     ("author-without-authorship", lambda g: g.add((paper(P1), SDO.author, GRACE)), "but no kgv:Authorship of that person on it"),
     ("authorship-without-author", lambda g: g.remove((paper(P1), SDO.author, ADA)), "has no schema:author link to that person"),
@@ -330,6 +334,18 @@ def test_block_breakage_is_caught(blocked_rdf, shapes, mutate, expected):
 @pytest.mark.parametrize("mutate,expected", [pytest.param(m, e, id=i) for i, m, e in BREAKAGES])
 def test_breakage_is_caught(rdf, shapes, mutate, expected):
     _assert_caught(rdf, shapes, mutate, expected)
+
+
+def test_the_authors_keywords_conform(shapes):
+    """Papers with keywords (one plain literal each) beside papers without any conform: the shapes
+    allow schema:keywords, need none."""
+    from fixture_graph import fixture_graph
+
+    g = to_rdf(fixture_graph(keywords={P1: ("zeroth-order optimization", "LLMs"), P4: ("federated learning",)}))
+    assert set(g.objects(paper(P1), SDO.keywords)) == {Literal("zeroth-order optimization"), Literal("LLMs")}
+    assert not set(g.objects(paper(P2), SDO.keywords))
+    conforms, text = validate(g, shapes)
+    assert conforms, text
 
 
 def test_negative_scores_are_allowed(rdf, shapes):

@@ -103,3 +103,26 @@ def test_relation_evidence_is_a_sentence_of_the_abstract():
     sentence = str(to_rdf(G).value(evidence, KGV.sentence))
     assert sentence == "We fine-tune LLMs with zeroth-order optimization and cut the memory footprint."
     assert sentence in G.nodes[f"paper:{P1}"]["abstract"]
+
+
+def test_the_authors_keywords_only_add_their_own_triples():
+    """Each keyword of a paper is one plain ``schema:keywords`` literal on it, in every file; a paper
+    without keywords gives the triples it gave before they were stated."""
+    from fixture_graph import P1, P2, P4, fixture_graph
+    from rdflib import Literal, Namespace
+
+    from kg.rdf.vocabulary import DEFAULT_BASE
+
+    sdo, kg = Namespace("https://schema.org/"), Namespace(DEFAULT_BASE)
+    keywords = {P1: ("zeroth-order optimization", "LLMs", "Zeroth-order  optimization"), P4: ("federated learning",)}
+    plain, G = set(to_rdf(fixture_graph())), fixture_graph(keywords=keywords)
+    expected = {(kg[f"paper/{P1}"], sdo.keywords, Literal("zeroth-order optimization")),
+                (kg[f"paper/{P1}"], sdo.keywords, Literal("LLMs")),
+                (kg[f"paper/{P4}"], sdo.keywords, Literal("federated learning"))}
+    assert set(to_rdf(G)) - plain == expected and plain < set(to_rdf(G))
+    assert all(o.datatype is None and o.language is None for _, _, o in expected)
+    out = rdf_files(G)
+    for name, fmt in (("graph.nt", "nt"), ("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
+        found = {t for t in Graph().parse(data=out[name].decode("utf-8"), format=fmt) if t[1] == sdo.keywords}
+        assert found == expected, name
+    assert not any(p == sdo.keywords for _, p, _ in plain) and not set(to_rdf(G).objects(kg[f"paper/{P2}"], sdo.keywords))
