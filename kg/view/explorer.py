@@ -194,7 +194,7 @@ class Explorer:
             out |= {
                 "title": d.get("title"), "abstract": str(d.get("abstract") or ""), "venue": d.get("venue"),
                 "year": d.get("year"), "urls": list(d.get("urls") or []), "sources": list(d.get("sources") or []),
-                "authors": list(d.get("authors") or []), "doi": d.get("doi"),
+                "authors": list(d.get("authors") or []), "doi": d.get("doi"), "keywords": list(d.get("keywords") or []),
                 "concepts": [{"id": c, "label": self._label(c), "score": _score(e), "rank": e.get("rank"),
                               "phrase": e.get("phrase")} for c, e in self._paper_concepts.get(n, [])],
             }

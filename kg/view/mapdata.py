@@ -14,6 +14,10 @@ strings: the page only ever shows them as text.
 Concept types (docs/model.md ``entity_type``), when any concept has one: ``types`` names them (in
 `CONCEPT_TYPES` order) and ``concepts.type`` gives each concept's index into it, -1 for none. A
 graph without types gives neither key, so its payload is what it was before types.
+
+The authors' keywords (docs/model.md ``keywords``), when any paper has some: ``papers.keywords``
+gives each paper's list, in input order, null for a paper with none. A graph without keywords
+gives no such key, so its payload (and graph.html) is what it was before keywords.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ def map_payload(G: nx.Graph, *, title: str = "kg", settings: MapSettings | None 
         "related": related,
     }
     _add_types(payload, nodes, concepts)
+    _add_keywords(payload, nodes, papers)
     return payload
 
 
@@ -99,6 +104,19 @@ def _add_types(payload: dict[str, Any], nodes, concepts: list[str]) -> None:
     ti = {t: i for i, t in enumerate(types)}
     payload["types"] = types
     payload["concepts"]["type"] = [-1 if t is None else ti[t] for t in found]
+
+
+def _add_keywords(payload: dict[str, Any], nodes, papers: list[str]) -> None:
+    """``papers.keywords`` (the module docstring), when any paper has the authors' keywords."""
+    found = [_keywords(nodes[p].get("keywords")) for p in papers]
+    if any(found):
+        payload["papers"]["keywords"] = found
+
+
+def _keywords(value: Any) -> list[str] | None:
+    """A paper's keywords as plain strings, in input order, or None when it has none."""
+    out = [_text(k) for k in value if k] if isinstance(value, (list, tuple)) else []
+    return out or None
 
 
 def _entity_type(d: Mapping[str, Any]) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import networkx as nx
 import pyoxigraph as ox
 import pytest
-from fixture_graph import fixture_graph
+from fixture_graph import P1, P2, fixture_graph
 
 import kg.serve.forward
 from kg.errors import InputError, OutputError, QueryError
@@ -357,6 +357,20 @@ def test_explorer_api(served):
     assert sorted(data["papers"]["id"]) == sorted(n for n, k in G.nodes(data="kind") if k == "paper")
     assert data["papers"]["abstract"] == [None] * len(data["papers"]["id"]) and data["papers"]["served"]
     assert _get(served.url + "api/graph")[0] == 404
+
+
+def test_the_explorer_gives_a_papers_keywords_in_its_details_and_its_map():
+    """A paper's details list its authors' keywords in input order (none: an empty list); the map
+    the page draws from (and whose panel shows them) carries them only when a paper has some."""
+    p1, p2 = "paper:" + P1, "paper:" + P2
+    E = Explorer(fixture_graph(keywords={P1: ("zeroth-order optimization", "LLMs")}))
+    assert E.node(p1)["keywords"] == ["zeroth-order optimization", "LLMs"]
+    assert E.node(p2)["keywords"] == []
+    P = json.loads(E.map_json())["papers"]
+    assert P["keywords"][P["id"].index(p1)] == ["zeroth-order optimization", "LLMs"]
+    assert P["keywords"][P["id"].index(p2)] is None
+    plain = Explorer(fixture_graph())
+    assert plain.node(p1)["keywords"] == [] and "keywords" not in json.loads(plain.map_json())["papers"]
 
 
 # ---------------------------------------------------------------------------- the store

@@ -150,6 +150,21 @@ def test_the_payload_is_bounded_and_ranks_generic_concepts_last() -> None:
     assert firsts == sorted(firsts, reverse=True)
 
 
+def test_the_payload_carries_the_authors_keywords_only_when_a_paper_has_some() -> None:
+    """Each paper's keywords in input order, null for a paper with none; a graph without keywords
+    gives no column, so its payload is what it was before keywords (docs/map.md)."""
+    plain = map_payload(small_graph())
+    assert "keywords" not in plain["papers"]
+    G = small_graph()
+    G.nodes["paper:p000000000000001"]["keywords"] = ["robustness", "federated learning, FL", "<b>x</b>"]
+    P = map_payload(G)["papers"]
+    p1, p3 = P["id"].index("paper:p000000000000001"), P["id"].index("paper:p000000000000003")
+    assert P["keywords"][p1] == ["robustness", "federated learning, FL", "<b>x</b>"]
+    assert P["keywords"][p3] is None and P["keywords"].count(None) == 2
+    assert map_payload(G, settings=MapSettings(abstracts="none"))["papers"]["keywords"] == P["keywords"]
+    assert {k: v for k, v in P.items() if k != "keywords"} == plain["papers"]
+
+
 def test_abstracts_are_whole_cut_or_left_to_the_server() -> None:
     G = small_graph()
     whole = map_payload(G)["papers"]
@@ -252,14 +267,15 @@ def _with_identifiers(G: nx.Graph) -> nx.Graph:
     """*G* with paper 1's bibliographic attributes as kg.text.records gives them (docs/model.md)."""
     G.nodes["paper:p000000000000001"].update(
         authors=[{"name": "Jane Smith", "orcid": "0000-0002-1825-0097"}, {"name": "Ali <b>Kaya</b>", "orcid": None}],
-        doi="10.5555/abc.123", arxiv="2401.01234", journal_ref="J. Mach. Learn. Res. 25 (2024)")
+        doi="10.5555/abc.123", arxiv="2401.01234", journal_ref="J. Mach. Learn. Res. 25 (2024)",
+        keywords=["robustness", "federated learning, FL", "<b>x</b>"])
     return G
 
 
 @pytest.mark.browser
-def test_a_papers_details_give_its_authors_doi_and_arxiv_id(open_page) -> None:
-    """Authors by name (an ORCID iD linked), the DOI and arXiv id linked to their resolvers, the
-    journal reference; a paper without them shows none; DOI and arXiv id find the paper."""
+def test_a_papers_details_give_its_authors_keywords_doi_and_arxiv_id(open_page) -> None:
+    """Authors by name (an ORCID iD linked), the authors' keywords, the DOI and arXiv id linked to
+    their resolvers, the journal reference; a paper without them shows none; DOI and arXiv id find the paper."""
     o = open_page(render_html(_with_identifiers(small_graph())))
     page = o.page
     page.evaluate("kgMap.focus('paper:p000000000000001')")
@@ -267,6 +283,7 @@ def test_a_papers_details_give_its_authors_doi_and_arxiv_id(open_page) -> None:
     details = page.text_content("#kg-details")
     assert "Jane Smith, Ali <b>Kaya</b>" in details and "{" not in details and "orcid" not in details
     assert "J. Mach. Learn. Res. 25 (2024)" in details
+    assert page.text_content("#kg-details .kg-keywords") == "Keywords: robustness; federated learning, FL; <b>x</b>"
     links = page.eval_on_selector_all("#kg-details a", "as => as.map(a => [a.textContent, a.href])")
     assert ["Jane Smith", "https://orcid.org/0000-0002-1825-0097"] in links
     assert ["10.5555/abc.123", "https://doi.org/10.5555/abc.123"] in links
@@ -274,7 +291,7 @@ def test_a_papers_details_give_its_authors_doi_and_arxiv_id(open_page) -> None:
     assert page.locator("#kg-details b").count() == 0
     page.evaluate("kgMap.focus('paper:p000000000000003')")
     page.wait_for_selector('#kg-details[data-node="paper:p000000000000003"]')
-    assert page.locator("#kg-details .kg-authors, #kg-details a").count() == 0
+    assert page.locator("#kg-details .kg-authors, #kg-details .kg-keywords, #kg-details a").count() == 0
     for q in ("10.5555/abc.123", "2401.01234"):
         assert page.evaluate("q => kgMap.search(q, 1)[0].id", q) == "paper:p000000000000001"
     assert o.errors == [] and o.requests == [o.url]

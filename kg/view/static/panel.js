@@ -344,6 +344,7 @@
       ids.appendChild(this.anchor("arXiv:" + P.arxiv[i], resolver("https://arxiv.org/abs/", P.arxiv[i])));
     }
     if (ids.childNodes.length) parts.push(ids);
+    if (P.keywords && P.keywords[i]) parts.push(this.keywords(P.keywords[i]));
     parts.push(el("h3", "Abstract"));
     var abstract = el("p", P.abstract[i] === null ? "loading\u2026" : P.abstract[i], "kg-abstract");
     abstract.id = "kg-abstract";
@@ -367,6 +368,18 @@
     }
     parts.push(el("p", P.id[i] + (P.source[i] ? " \u00b7 " + P.source[i] : ""), "kg-muted"));
     return parts;
+  };
+
+  /* The authors' keywords, in their order: "Keywords: a; b; c" (each its own span: a keyword may
+     hold a comma). A payload without keywords (no paper has any) has no P.keywords. */
+  Panel.prototype.keywords = function (words) {
+    var line = el("p", null, "kg-keywords");
+    line.appendChild(el("span", "Keywords: ", "kg-muted"));
+    words.forEach(function (w, k) {
+      if (k) line.appendChild(document.createTextNode("; "));
+      line.appendChild(el("span", w, "kg-keyword"));
+    });
+    return line;
   };
 
   Panel.prototype.venue = function (i) {
