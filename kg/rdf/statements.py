@@ -349,7 +349,7 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     about += [(v.subject, v.iri_of(c)) for _, c, _ in links]
     if d.get("cluster") is not None:
         about.append((kgv["cluster"], v.cluster_iri(d["cluster"])))
-    about += v.words(d["label"], d.get("title"))
+    about += v.words(d["label"], d.get("title"), *d.get("keywords", ()))
     about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
     groups = [_group(s, dict.fromkeys(about))]
     assignment, entity, activity = kgv["KeyphraseAssignment"], v.prov["Entity"], nodes.activity

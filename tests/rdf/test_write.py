@@ -119,7 +119,12 @@ def test_the_authors_keywords_only_add_their_own_triples():
     expected = {(kg[f"paper/{P1}"], sdo.keywords, Literal("zeroth-order optimization")),
                 (kg[f"paper/{P1}"], sdo.keywords, Literal("LLMs")),
                 (kg[f"paper/{P4}"], sdo.keywords, Literal("federated learning"))}
-    assert set(to_rdf(G)) - plain == expected and plain < set(to_rdf(G))
+    added = set(to_rdf(G)) - plain
+    assert {t for t in added if t[1] == sdo.keywords} == expected and plain < set(to_rdf(G))
+    # and the search index of their words (queries/search.rq): a paper's kgv:word link to each word, each new word's text
+    kgv = Namespace("https://example.org/kg/vocab#")
+    assert {t[1] for t in added - expected} <= {kgv.word, kgv.text}  # (a word no label has gets its kgv:text)
+    assert (kg[f"paper/{P1}"], kgv.word, kg["word/optimization"]) in added  # in a keyword of P1, not in its title
     assert all(o.datatype is None and o.language is None for _, _, o in expected)
     out = rdf_files(G)
     for name, fmt in (("graph.nt", "nt"), ("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):

@@ -639,8 +639,8 @@ SELECT ?kind ?item ?label ?field ?matched ?links ?text WHERE {
         OPTIONAL { ?x dcterms:subject ?item } BIND("concept" AS ?kind) BIND(1 AS ?order) }
       UNION
       { ?item a schema:ScholarlyArticle ; schema:name ?label . ?item ?p ?matched .
-        FILTER(?p IN (schema:name, schema:headline))
-        BIND(IF(sameTerm(?p, schema:name), "name", "headline") AS ?field)
+        FILTER(?p IN (schema:name, schema:headline, schema:keywords))
+        BIND(IF(sameTerm(?p, schema:name), "name", IF(sameTerm(?p, schema:headline), "headline", "keywords")) AS ?field)
         OPTIONAL { ?item dcterms:subject ?x } BIND("paper" AS ?kind) BIND(2 AS ?order) }
       UNION
       { ?item a schema:CreativeWorkSeries ; schema:name ?label . BIND(?label AS ?matched) BIND("name" AS ?field)
@@ -699,6 +699,22 @@ def test_search_agrees_with_a_scan_on_unusual_labels(label):
         assert run(unusual, "search", [f"text={text}"]).rows == want, repr(text)
         found += any(r[3] == "prefLabel" and r[1].endswith("/concept/fine-tuning") for r in want)
     assert found >= len(label) // 2  # the relabelled concept is found by most of them
+
+
+def test_search_finds_papers_by_their_authors_keywords():
+    """A paper's authors' keywords (schema:keywords) are searched as its labels are, through the word
+    index: the same rows as the scan, ?field "keywords"; a keyword in no label finds its paper."""
+    keywords = {P1: ("Memory-efficient training", "LLMs"), P2: ("privacy; clients", "Zeroth-order optimisation")}
+    G = fixture_graph(keywords=keywords)
+    with_keywords = ox.Store()
+    with_keywords.load(serialize(to_rdf(G), "nt").encode(), format=ox.RdfFormat.N_TRIPLES)
+    hits = [(r["kind"], r["item"].rpartition("/")[2], r["field"], r["matched"])
+            for r in rows(run(with_keywords, "search", ["text=efficient TRAINING"]))]
+    assert hits == [("paper", P1, "keywords", "Memory-efficient training")]
+    assert ("paper", P2, "keywords", "privacy; clients") in [
+        (r["kind"], r["item"].rpartition("/")[2], r["field"], r["matched"]) for r in rows(run(with_keywords, "search", ["text=CLIENTS"]))]
+    for text in ("memory", "efficient train", "llms", "optimis", "vacy; cl", "zeroth", "x", "s c"):
+        assert run(with_keywords, "search", [f"text={text}"]).rows == run_query(with_keywords, SEARCH_BY_SCAN, [f"text={text}"]).rows, text
 
 
 def test_search_without_the_word_index_finds_nothing(store, graph):
