@@ -275,7 +275,7 @@ def _with_identifiers(G: nx.Graph) -> nx.Graph:
 @pytest.mark.browser
 def test_a_papers_details_give_its_authors_keywords_doi_and_arxiv_id(open_page) -> None:
     """Authors by name (an ORCID iD linked), the authors' keywords, the DOI and arXiv id linked to
-    their resolvers, the journal reference; a paper without them shows none; DOI and arXiv id find the paper."""
+    their resolvers, the journal reference; a paper without them shows none; DOI, arXiv id and a keyword find the paper."""
     o = open_page(render_html(_with_identifiers(small_graph())))
     page = o.page
     page.evaluate("kgMap.focus('paper:p000000000000001')")
@@ -292,8 +292,9 @@ def test_a_papers_details_give_its_authors_keywords_doi_and_arxiv_id(open_page) 
     page.evaluate("kgMap.focus('paper:p000000000000003')")
     page.wait_for_selector('#kg-details[data-node="paper:p000000000000003"]')
     assert page.locator("#kg-details .kg-authors, #kg-details .kg-keywords, #kg-details a").count() == 0
-    for q in ("10.5555/abc.123", "2401.01234"):
+    for q in ("10.5555/abc.123", "2401.01234", "Federated learning, FL"):  # (the last an authors' keyword)
         assert page.evaluate("q => kgMap.search(q, 1)[0].id", q) == "paper:p000000000000001"
+    assert page.evaluate("q => kgMap.search(q, 1)[0].matched", "federated learning, fl") == "federated learning, FL"
     assert o.errors == [] and o.requests == [o.url]
 
 @pytest.mark.browser

@@ -135,6 +135,7 @@
     for (i = 0; i < this.nP; i++) {
       key(P.label[i], "paper", i); key(P.title[i], "paper", i); key(P.id[i], "paper", i);
       key(local(P.id[i]), "paper", i); key(P.source[i], "paper", i); key(P.doi[i], "paper", i); key(P.arxiv[i], "paper", i);
+      if (P.keywords && P.keywords[i]) for (k = 0; k < P.keywords[i].length; k++) key(P.keywords[i][k], "paper", i);
     }
     for (i = 0; i < this.nV; i++) { key(V.label[i], "venue", i); key(V.id[i], "venue", i); }
     this._lazy = {papersOf: papersOf, narrower: narrower, venuePapers: venuePapers, keys: keys};
@@ -151,7 +152,7 @@
     return kind === "concept" ? this.C.papers[i] : kind === "paper" ? this.P.concepts[i].length / 2 : this.V.papers[i];
   };
 
-  /* Nodes whose label, alternative label, title, source id, DOI, arXiv id or node id contains q, case- and
+  /* Nodes whose label, alternative label, title, authors' keyword, source id, DOI, arXiv id or node id contains q, case- and
      space-insensitive: exact matches first, then prefixes, then word starts, then anywhere. */
   Model.prototype.search = function (q, limit) {
     q = squash(q || "");
