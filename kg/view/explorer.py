@@ -111,7 +111,7 @@ class Explorer:
         return out
 
     def _search_index(self) -> list[tuple[str, str, str, str]]:
-        """(lower-case key, node, field, text) for every label, alias and id."""
+        """(lower-case key, node, field, text) for every label, alias, id and a paper's authors' keywords."""
         out = []
         for n in self.concepts + self.papers + self.venues:
             d = self.G.nodes[n]
@@ -123,6 +123,7 @@ class Explorer:
                     keys.append(("title", str(d["title"])))
                 if d.get("source_id"):
                     keys.append(("source id", str(d["source_id"])))
+                keys += [("keywords", str(k)) for k in d.get("keywords") or ()]
             keys += [("id", n), ("id", n.partition(":")[2])]
             seen = set()
             for field, text in keys:
@@ -152,7 +153,7 @@ class Explorer:
 
     # ------------------------------------------------------------------ search and details
     def search(self, q: str, *, limit: int = 20) -> list[dict[str, Any]]:
-        """Nodes with a label, alias or id containing *q* (case-insensitive), best matches first."""
+        """Nodes with a label, alias, id or (a paper) an authors' keyword containing *q* (case-insensitive), best matches first."""
         q = " ".join((q or "").split()).lower()
         if not q:
             return []

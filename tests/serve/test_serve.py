@@ -361,7 +361,7 @@ def test_explorer_api(served):
 
 def test_the_explorer_gives_a_papers_keywords_in_its_details_and_its_map():
     """A paper's details list its authors' keywords in input order (none: an empty list); the map
-    the page draws from (and whose panel shows them) carries them only when a paper has some."""
+    the page draws from (and whose panel shows them) carries them only when a paper has some; /api/search finds them."""
     p1, p2 = "paper:" + P1, "paper:" + P2
     E = Explorer(fixture_graph(keywords={P1: ("zeroth-order optimization", "LLMs")}))
     assert E.node(p1)["keywords"] == ["zeroth-order optimization", "LLMs"]
@@ -371,6 +371,10 @@ def test_the_explorer_gives_a_papers_keywords_in_its_details_and_its_map():
     assert P["keywords"][P["id"].index(p2)] is None
     plain = Explorer(fixture_graph())
     assert plain.node(p1)["keywords"] == [] and "keywords" not in json.loads(plain.map_json())["papers"]
+    # /api/search finds the paper by one: the field that matched says so
+    found = E.search("ZEROTH-ORDER OPTIMIZATION")
+    assert {"id": p1, "field": "keywords", "matched": "zeroth-order optimization"}.items() <= next(f for f in found if f["id"] == p1).items()
+    assert not any(f["id"] == p1 and f["field"] == "keywords" for f in plain.search("zeroth-order optimization"))
 
 
 # ---------------------------------------------------------------------------- the store
