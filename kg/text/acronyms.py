@@ -111,10 +111,14 @@ def definition_pairs(text: str) -> list[tuple[str, str]]:
 def _listed(inside: str) -> bool:
     """Whether a parenthesis is a list of names, not a short form and a remark: "images of single
     objects (ImageNet, CIFAR etc)" gives examples of the words before it, and defines none of them."""
+    if inside.rstrip(". ").lower().endswith(" etc"):
+        return True
     parts = [part.strip().strip(_QUOTES) for part in _SHORT_PART.split(inside)]
-    rest = parts[1].split() if len(parts) > 1 else []  # a name (CIFAR, GPT-2 etc), not a citation (LeCun et al.)
-    return 0 < len(rest) <= 2 and (is_acronym(rest[0]) and "et" not in rest or rest[0].lower().startswith("etc")) \
-        or inside.rstrip(". ").lower().endswith(" etc")
+    second = parts[1].split() if len(parts) > 1 else []
+    if not 0 < len(second) <= 2:
+        return False
+    # a second name (CIFAR, GPT-2 etc), not a citation (LeCun et al.) or a remark (e.g. GCN)
+    return second[0].lower().startswith("etc") or is_acronym(second[0]) and "et" not in second
 
 
 def _short_part(inside: str) -> str:
