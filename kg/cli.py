@@ -71,8 +71,11 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
     bar = None
     total = 0
 
+    started = False  # on_start is not called when nothing changed: the build's recorded warnings are shown instead
+
     def on_start(report):
-        nonlocal bar, total
+        nonlocal bar, total, started
+        started = True
         _echo_warnings(report.warnings, report.warning_counts)
         total = len(report.papers)
         if not quiet:
@@ -102,7 +105,10 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
             bar.close()
     loading = None  # the store being loaded, once it is
     try:
-        _echo_warnings([w for w in result.warnings if w.reason == "no_concepts"])
+        if started:
+            _echo_warnings([w for w in result.warnings if w.reason == "no_concepts"])
+        else:  # nothing was read: every warning the build recorded, counted as stats.json counts them
+            _echo_warnings(result.warnings, result.stats.get("input", {}).get("warnings"))
         if timings:
             _echo_timings(result.timings)
         if not quiet:

@@ -175,6 +175,38 @@ def test_a_rebuild_with_nothing_changed_rewrites_nothing(tmp_path, hash_embedder
     assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp).unchanged
 
 
+def test_a_rebuild_with_nothing_changed_reads_no_abstract_and_repeats_the_builds_warnings(tmp_path, hash_embedder, nlp,
+                                                                                          run_cli, monkeypatch):
+    # The manifest's key is checked against the input files' bytes before anything is parsed: an
+    # unchanged rebuild never reads an abstract, yet gives the warnings the build gave.
+    src = tmp_path / "in.jsonl"
+    rows = [{"abstract": "Graph neural networks pass messages along the edges of molecules."},
+            {"abstract": "Graph neural networks pass messages along the edges of molecules!"},  # merged: a warning
+            {"abstract": "Protein folding is predicted with transformers from amino acid sequences."},
+            {"abstract": "..."}]  # no noun phrase: a warning of the build itself
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out"
+    first = kg.build([src], out, embedder=hash_embedder, nlp=nlp, entities=False)
+    assert {w.reason for w in first.warnings} == {"duplicate_merged", "no_concepts"}, first.warnings
+    def no_reading(*a, **k):
+        raise AssertionError("an unchanged rebuild parsed the abstracts")
+
+    monkeypatch.setattr("kg.text.sources.read_papers", no_reading)
+    monkeypatch.setattr("kg.pipeline.stages.read_papers", no_reading)
+    again = kg.build([src], out, embedder=hash_embedder, nlp=nlp, entities=False)
+    assert again.unchanged and again.warnings == first.warnings
+    assert again.extraction == {"computed": 0, "from_cache": first.stats["papers"]}
+    real = kg.build
+    monkeypatch.setattr(kg, "build", lambda *a, **k: real(*a, **k, embedder=hash_embedder, nlp=nlp))
+    shown = run_cli("build", str(src), "--out", str(out), "--no-entities")
+    assert shown.code == 0 and "nothing changed since the last build" in shown.out, shown.err
+    assert [line for line in shown.err.splitlines() if line.startswith("warning:")] == [
+        f"warning: {w}" for w in first.warnings], shown.err
+    monkeypatch.undo()
+    src.write_text(src.read_text() + json.dumps({"abstract": "Diffusion models generate images from noise."}) + "\n")
+    assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp, entities=False).unchanged
+
+
 def test_files_written_one_at_a_time_are_the_bytes_of_the_in_memory_renderers(tmp_path, hash_embedder, nlp):
     # kg build streams each output to its file (no two held in memory); the in-memory API
     # (kg.rdf.rdf_files, kg.pipeline.render_outputs) must give the same bytes.

@@ -271,7 +271,9 @@ def build(
     ``graph.ttl``, ``graph.nt``, ``graph.jsonld``, ``graph.html``, ``keyphrases.jsonl``,
     ``graph.json``, ``stats.json``, ``graph.gexf`` and ``map.json``. *progress* is called with
     the number of abstracts done after each batch; *on_start* with the read report before
-    extraction starts. With *cache*,
+    extraction starts (not at all when the outputs are up to date: the input files' bytes are
+    compared with the last build's before anything is parsed, and the result's warnings are
+    those that build recorded). With *cache*,
     extraction results are kept in ``<out>/.cache/`` keyed by content, model and settings,
     and a rebuild computes only what changed. With *store*, the graph is also loaded into an
     on-disk Oxigraph store in ``<out>/store/`` that `kg query` and `kg serve` read directly.
@@ -333,16 +335,31 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
 
     settings, embedder, progress = options.settings, options.embedder, options.progress
 
-    # The packaged model is loaded in a process of its own, started now, so that its loading
-    # overlaps the reading and the cache lookup; it extracts (under dask-local, only a few
-    # documents: `_runner`), embeds the labels the merge compares, and is stopped once the
-    # concepts are merged.
     entity_fingerprint = models = None
-    with timeline.stage("setup"):  # the entity weights checked, the model process started
-        if options.entities:  # missing or damaged weights fail here, before anything is read or extracted
+    with timeline.stage("setup"):  # missing or damaged entity weights fail here, before anything is read or extracted
+        if options.entities:
             from kg.extract.entities import entity_fingerprint as fingerprint_of
 
             entity_fingerprint = fingerprint_of()
+    model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
+    fingerprint = settings.fingerprint(model_name)
+    if options.cache:  # nothing changed: the files' bytes say so before any is parsed or a model loaded
+        with timeline.stage("up-to-date check"):
+            done = _up_to_date(Path(out), paths, options, fingerprint, entity_fingerprint)
+        if done is not None:
+            if progress:
+                progress(done.extraction["from_cache"])
+            if options.store:
+                from kg.sparql.store import prepare_store
+
+                with timeline.stage("store check"):
+                    prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
+            return done
+    # The packaged model is loaded in a process of its own, started once the outputs are known to
+    # be out of date, so that its loading overlaps the reading and the cache lookup; it extracts
+    # (under dask-local, only a few documents: `_runner`), embeds the labels the merge compares,
+    # and is stopped once the concepts are merged.
+    with timeline.stage("start model process"):
         if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
             models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
     try:
@@ -351,25 +368,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
         if options.on_start:
             options.on_start(report)
         papers = report.papers
-        model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
-        fingerprint = settings.fingerprint(model_name)
-        key = _build_key(report, fingerprint, options.base, entity_fingerprint) if options.cache else None
-        if key is not None:
-            with timeline.stage("up-to-date check"):
-                done = _up_to_date(Path(out), key, report, output_files(options.entities))
-            if done is not None:
-                if models is not None:
-                    with timeline.stage("stop model process"):
-                        models.close()
-                    models = None
-                if progress:
-                    progress(len(papers))
-                if options.store:
-                    from kg.sparql.store import prepare_store
-
-                    with timeline.stage("store check"):
-                        prepare_store(out, _lock=lock)  # cheap when the store is already loaded from this graph.nt
-                return done
+        key = _build_key(report.files, report.digests, fingerprint, options.base, entity_fingerprint) if options.cache else None
         found, cached = _extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), timeline=timeline,
                                             models=models)
         typed = None
@@ -461,7 +460,8 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
     built = [Diagnostic(p.sources[0].file, str(p.sources[0]).partition(", ")[2],
                         f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts")
              for p, k in zip(papers, merged.found) if not k.keyphrases]
-    warnings = [*merged.report.warnings, *built]
+    read_warnings = tuple(merged.report.warnings)
+    warnings = [*read_warnings, *built]
     stats_input = _stats_input(merged, built, metadata["settings"])
     n_papers = len(papers)
     staging = Staging(Path(out))
@@ -534,7 +534,9 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
                 if key is not None:
                     try:
                         write_manifest(cache_dir, key, Path(out), staging.sha256,
-                                       {"warnings": [[w.file, w.where, w.message, w.reason] for w in built]})
+                                       {"warnings": [[w.file, w.where, w.message, w.reason] for w in built],
+                                        "read_warnings": [[w.file, w.where, w.message, w.reason]
+                                                          for w in read_warnings]})
                     except OSError:  # the outputs are in place; without a manifest the next build just does not skip
                         forget_manifest(cache_dir)
             if loading is not None:
@@ -560,27 +562,34 @@ def _warning_counts(report: ReadReport, built: Sequence[Diagnostic]) -> Counter:
     return counts
 
 
-def _build_key(report: ReadReport, fingerprint: str, base: str, entities: str | None) -> str:
-    """The manifest key of a build of what *report* read (see kg.manifest): the files' names and
-    the digests of the bytes read, so that a file changed since it was read is not taken for built;
-    *entities*: the entity model's fingerprint (None without the stage)."""
-    return build_key(list(zip(report.files, report.digests)), fingerprint=fingerprint, base=base, kg_version=_kg_version(),
+def _build_key(files: Sequence[str], digests: Sequence[str], fingerprint: str, base: str, entities: str | None) -> str:
+    """The manifest key of a build of the input *files* (their names as reported) whose bytes have
+    the SHA-256 *digests* (see kg.pipeline.manifest), so that a file changed since it was read is
+    not taken for built; *entities*: the entity model's fingerprint (None without the stage)."""
+    return build_key(list(zip(files, digests)), fingerprint=fingerprint, base=base, kg_version=_kg_version(),
                      extra={"outputs": list(output_files(entities is not None)), "entities": entities})
 
 
-def _up_to_date(out: Path, key: str, report: ReadReport, names: Sequence[str]) -> BuildResult | None:
-    """The result of the build in *out* when its manifest has *key* and its outputs (*names*) are intact, else None."""
-    manifest = read_manifest(out / ".cache")
-    if manifest is None or manifest.get("key") != key or not outputs_intact(manifest, out, names):
-        return None
+def _up_to_date(out: Path, paths, options: _Options, fingerprint: str, entities: str | None) -> BuildResult | None:
+    """The result of the build in *out* when its manifest has the key of the input files under
+    *paths* as they are now (their bytes hashed, nothing parsed) and its outputs are intact, else
+    None. Its warnings are those the build recorded (reading's and its own)."""
     from kg.text.files import read_json
+    from kg.text.sources import input_digests
 
+    manifest = read_manifest(out / ".cache")
+    names = output_files(options.entities)
+    if manifest is None or not outputs_intact(manifest, out, names):
+        return None
+    files, digests = input_digests([Path(p) for p in paths], follow_links=options.follow_links)
+    if manifest.get("key") != _build_key(files, digests, fingerprint, options.base, entities):
+        return None
     stats = read_json(out / "stats.json")
     try:
-        built = tuple(Diagnostic(*w) for w in manifest.get("warnings", []))
+        warnings = tuple(Diagnostic(*w) for w in [*manifest.get("read_warnings", []), *manifest.get("warnings", [])])
     except TypeError:
         return None
-    if not isinstance(stats, dict):
+    if not isinstance(stats, dict) or not isinstance(stats.get("papers"), int):
         return None
-    return BuildResult(stats, tuple(report.warnings) + built, out, tuple(out / name for name in names),
-                       extraction={"computed": 0, "from_cache": len(report.papers)}, unchanged=True)
+    return BuildResult(stats, warnings, out, tuple(out / name for name in names),
+                       extraction={"computed": 0, "from_cache": stats["papers"]}, unchanged=True)

@@ -405,6 +405,20 @@ def _read_file(path: Path, name: str, *, follow: bool = True) -> tuple[list[_Rec
     return records, notes, skipped, raw.sha256
 
 
+def input_digests(paths: Sequence[str | Path], *, follow_links: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The names and SHA-256 digests `read_papers` would report for *paths* (``ReadReport.files``
+    and ``.digests``), from the files' bytes alone, nothing parsed: what a rebuild compares with
+    its manifest before it reads anything. Raises `InputError` as `read_papers` would for a path
+    or file kg cannot open."""
+    if not paths:
+        raise InputError("no input given; name abstract-list files or folders")
+    files, _ = find_inputs(paths, follow_links=follow_links)
+    names = input_names(files)
+    digests = tuple(read_input(path, name, follow=follow_links or path == given).sha256
+                    for (path, given), name in zip(files, names))
+    return tuple(names), digests
+
+
 def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> ReadReport:
     """Read every abstract under *paths* (files, or folders of `FOLDER_SUFFIXES` files).
 

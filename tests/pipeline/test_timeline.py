@@ -8,7 +8,7 @@ import kg
 from kg.pipeline.timeline import TOTAL, VIEWS, Timeline
 
 # What a build that extracts (no entities) and loads the store times, in the order the stages end.
-STAGES = ["setup", "read", "up-to-date check", "extract: cache lookup", "extract: computed", "merge", "specificity",
+STAGES = ["setup", "up-to-date check", "start model process", "read", "extract: cache lookup", "extract: computed", "merge", "specificity",
           "paper labels", "graph", "keyphrases.jsonl", "release inputs", "map (clusters, layout)", "fork views writer",
           "rdf: graph.nt, graph.ttl, graph.jsonld", "wait for views",
           *(VIEWS + name for name in ("stats figures", "graph.html", "graph.json", "stats.json", "graph.gexf", "map.json")),
@@ -63,4 +63,4 @@ def test_a_build_carries_its_stage_timings_and_kg_build_timings_prints_them(run_
     assert "seconds" not in (tmp_path / "out" / "stats.json").read_text()
 
     again = real([tmp_path / "x.jsonl"], tmp_path / "out", embedder=hash_embedder, nlp=nlp, entities=False)
-    assert again.unchanged and [name for name, _ in again.timings] == ["setup", "read", "up-to-date check", "store check", TOTAL]
+    assert again.unchanged and [name for name, _ in again.timings] == ["setup", "up-to-date check", "store check", TOTAL]
