@@ -14,6 +14,11 @@ kg build's defaults (the local executor) under ``--kg-defaults``. Sections (each
   and the growth exponent from the smallest to the largest size;
 * incremental: on the largest build, a rebuild after adding a file of 40 new abstracts, and a
   rebuild with nothing changed (the content cache);
+
+The targets are those of the speed issue (51): extraction at least 10 times plain KeyBERT's
+abstracts/s at kg build's precision, a clean 10,000-abstract build within 7 minutes and 3 GiB,
+the +40 rebuild within 30 s, the unchanged one within 3 s, each canned query within 100 ms of
+engine time, ``kg query top-concepts`` within 2 s as a whole command.
 * sparql: every query in ``queries/`` on the largest graph, median engine time on the on-disk
   Oxigraph store ``kg build`` wrote, beside rdflib's in-memory engine; and ``kg query
   top-concepts`` as a whole command;
@@ -133,7 +138,7 @@ def bench_extraction(runs: int, sample: int) -> None:
             # The targets are kg's, at kg build's default precision; the other is printed beside it.
             judged = precision == default
             report(f"extraction, {name}: {kind}" + ("" if judged else ", not the default"), n, f"{n / t:.1f} abstracts/s",
-                   "target x5 KeyBERT" if judged else "", f"x{t_plain / t:.1f}", met=t_plain / t >= 5 if judged else None)
+                   "target x10 KeyBERT" if judged else "", f"x{t_plain / t:.1f}", met=t_plain / t >= 10 if judged else None)
             report(f"  its time / embed-once time", n, f"{t / t_once:.2f}", "target 2.00" if judged else "",
                    met=t / t_once <= 2 if judged else None)
 
@@ -178,8 +183,8 @@ def bench_build(sizes: list[int], work: Path, build_args: list[str]) -> Path:
         times[n] = wall
         stats = json.loads((out / "stats.json").read_text())
         target = n >= 10_000
-        report("kg build end to end (clean)", n, f"{wall:.0f} s, {rss:.2f} GiB", "target 600 s, 3 GiB" if target else "",
-               f"{n / wall:.1f}/s", met=(wall <= 600 and rss <= 3) if target else None)
+        report("kg build end to end (clean)", n, f"{wall:.0f} s, {rss:.2f} GiB", "target 420 s, 3 GiB" if target else "",
+               f"{n / wall:.1f}/s", met=(wall <= 420 and rss <= 3) if target else None)
         report("  graph: concepts / triples of graph.nt", n,
                f"{stats['concepts']} / {sum(1 for _ in (out / 'graph.nt').open())}")
         largest = (n, corpus, out)
@@ -196,7 +201,7 @@ def bench_incremental(largest, build_args: list[str]) -> None:
         wall, rss = timed_build([str(corpus), "--out", str(out), *build_args], ROOT)
         report("rebuild after adding 40 abstracts", n + 40, f"{wall:.1f} s, {rss:.2f} GiB", "target 30 s", met=wall <= 30)
         wall, rss = timed_build([str(corpus), "--out", str(out), *build_args], ROOT)
-        report("rebuild with nothing changed", n + 40, f"{wall:.1f} s, {rss:.2f} GiB", "target 15 s", met=wall <= 15)
+        report("rebuild with nothing changed", n + 40, f"{wall:.1f} s, {rss:.2f} GiB", "target 3 s", met=wall <= 3)
     finally:
         extra.unlink()
 
