@@ -310,6 +310,90 @@ def test_a_store_up_to_date_with_the_previous_graph_is_updated_to_what_a_clean_l
     assert not list(out.glob(".store-*"))
 
 
+def _written_slowly(source, target, pieces=7):
+    """A thread that writes the bytes of *source* to *target* in *pieces*, cut anywhere (mid-line
+    too), a little apart, as kg build writes graph.nt while the store follows it."""
+    import threading
+    import time
+
+    data = source.read_bytes()
+    cuts = [len(data) * i // pieces for i in range(pieces + 1)]
+
+    def write():
+        with target.open("ab") as f:
+            for a, b in zip(cuts, cuts[1:]):
+                f.write(data[a:b])
+                f.flush()
+                time.sleep(0.05)
+
+    return threading.Thread(target=write)
+
+
+def test_a_file_followed_while_written_is_read_whole_in_whole_lines(tmp_path):
+    from kg.sparql import store as serve
+
+    source = tmp_path / "a.nt"
+    source.write_bytes(b"".join(b'<urn:s%d> <urn:p> "%d" .\n' % (i, i) for i in range(5000)) + b"<urn:last> <urn:p> <urn:o> .")
+    target = tmp_path / "b.nt"
+    target.write_bytes(b"")
+    writer = _written_slowly(source, target)
+    writer.start()
+    pieces = list(serve._follow(target, lambda timeout: not writer.is_alive()))
+    writer.join()
+    assert b"".join(pieces) == source.read_bytes()
+    assert all(piece.endswith(b"\n") for piece in pieces[:-1]) and pieces[-1] == b"<urn:last> <urn:p> <urn:o> ."
+    assert serve._statement_lines(b"".join(pieces)) == serve._count_statements(source) == 5001
+
+
+@pytest.mark.parametrize("previous, process", [(True, True), (False, True), (True, False)])
+def test_a_store_made_from_graph_nt_as_it_is_written_is_what_a_clean_load_holds(tmp_path, hash_embedder, nlp, monkeypatch,
+                                                                                previous, process):
+    # kg build starts the store when it opens graph.nt: the process follows the file as it grows
+    # (updating the previous store, or loading it whole) and finishes once told it is whole;
+    # where no process can start, a thread of this one loads it whole once it is whole.
+    import shutil
+    import subprocess
+
+    from kg.sparql import store as serve
+    from kg.sparql.store import StoreLoad
+
+    src, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
+    if not previous:
+        shutil.rmtree(out / "store")
+    if not process:
+        version = serve._oxigraph_version(serve.oxigraph_binary())
+        monkeypatch.setattr(serve, "_oxigraph_version", lambda exe: version)
+        monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: (_ for _ in ()).throw(BlockingIOError(11, "no process")))
+    growing = tmp_path / "growing.nt"
+    growing.write_bytes(b"")
+    load = StoreLoad(out, growing, follow=True)
+    writer = _written_slowly(nt, growing)
+    writer.start()
+    writer.join()
+    with pytest.raises(RuntimeError):  # not told the file is whole: waiting would be for ever
+        load.wait()
+    load.written()
+    load.ready()
+    assert load.how == ("updated" if previous and process else "loaded")
+    shutil.copyfile(nt, out / "graph.nt")  # as the build's commit does
+    info = load.finish()
+    assert info.triples == len(nt.read_bytes().splitlines())
+    assert _store_triples(out / "store") == _clean_load(nt, tmp_path / "clean")
+    assert not list(out.glob(".store-*"))
+
+
+def test_a_store_following_a_build_that_stopped_is_dropped(tmp_path, hash_embedder, nlp):
+    from kg.sparql.store import StoreLoad
+
+    _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
+    before = _store_triples(out / "store")
+    growing = tmp_path / "growing.nt"
+    growing.write_bytes(nt.read_bytes()[:1000])
+    load = StoreLoad(out, growing, follow=True)
+    load.discard()  # the build failed while writing graph.nt
+    assert not list(out.glob(".store-*")) and _store_triples(out / "store") == before
+
+
 def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, hash_embedder, nlp, monkeypatch):
     from kg.sparql import store as serve
 

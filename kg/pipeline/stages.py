@@ -8,7 +8,7 @@ import gc
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -497,14 +497,21 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
             side = Forked(views)
         from kg.rdf.write import write_rdf
 
-        def rdf_written(name: str) -> None:
+        @contextmanager
+        def open_rdf(name: str):
             nonlocal loading
-            if options.store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
-                from kg.sparql.store import (
-                    StoreLoad,  # serve read, made while the other files are written
-                )
+            with staging.open(name) as f:
+                if options.store and name == "graph.nt":  # the on-disk Oxigraph store that kg query and kg
+                    from kg.sparql.store import (
+                        StoreLoad,  # serve read, made from graph.nt as it is written, beside the other files
+                    )
 
-                loading = StoreLoad(out, staging.path("graph.nt"))
+                    loading = StoreLoad(out, staging.path("graph.nt"), follow=True)
+                yield f
+
+        def rdf_written(name: str) -> None:
+            if loading is not None and name == "graph.nt":
+                loading.written()
 
         # The cyclic GC on while the RDF is written (the forked views writer, started first, keeps it
         # off): the writing leaves objects in reference cycles, and collected as they come rather
@@ -512,7 +519,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
         gc.enable()
         try:
             with timeline.stage("rdf: graph.nt, graph.ttl, graph.jsonld"):
-                write_rdf(G, staging.open, base=options.base, written=rdf_written)
+                write_rdf(G, open_rdf, base=options.base, written=rdf_written)
         finally:
             gc.disable()
         with timeline.stage("wait for views"):

@@ -6,6 +6,7 @@ from; the folder is ``flock``-ed, shared while serving, exclusive while reloadin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -219,9 +220,18 @@ def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: P
     The copy is Oxigraph's backup, which hard-links the previous store's immutable files, and
     the previous store is only read. At 10,000 papers, 40 more abstracts change ~37,000 of
     1.8 million lines; the update takes ~5 s of one core where a load takes 12.8 s of CPU."""
+    removed, added, expected = _changed_lines(previous_nt, nt)
+    return _apply_changes(folder, previous=previous, removed=removed, added=added, expected=expected)
+
+
+def _apply_changes(folder: Path, *, previous: Path, removed: list[bytes], added: list[bytes],
+                   expected: int) -> int | None:
+    """The store *previous* copied to *folder*/data with the triples of the *removed* lines taken
+    out and those of the *added* ones put in, when the copy then holds the *expected* triples;
+    None (and nothing left in *folder*) when too much changed or the previous store is not what
+    its file says (`_update_in_process`)."""
     import pyoxigraph as ox
 
-    removed, added, expected = _changed_lines(previous_nt, nt)
     if len(removed) + len(added) > _MAX_CHANGED * expected:
         return None
     data = folder / "data"
@@ -244,23 +254,139 @@ def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: P
     return triples
 
 
-def _store_command(folder: Path, *, nt: Path, previous: Path | None = None, previous_nt: Path | None = None) -> list[str]:
-    """The command that makes a store at *folder*/data from *nt* in a new Python process (`_store_main`)."""
+def _follow(path: Path, finished: Callable[[float], bool]) -> Iterator[bytes]:
+    """The text of the file *path* while a writer is still appending to it: whole lines, about
+    `_PIECE_BYTES` at a time, as they are written; ends once ``finished(timeout)`` (which may
+    wait up to *timeout* seconds for the writer's word) has said the file is closed and all of
+    it is read. A last line without its line end comes last, alone."""
+    rest, done = b"", False
+    with path.open("rb") as f:
+        while True:
+            chunk = f.read(_PIECE_BYTES)
+            if chunk:
+                data = rest + chunk
+                cut = data.rfind(b"\n") + 1
+                rest = data[cut:]
+                if cut:
+                    yield data[:cut]
+            elif done:
+                break
+            else:
+                done = finished(0.05)
+    if rest:
+        yield rest
+
+
+def _statement_lines(text: bytes) -> int:
+    """How many lines of N-Triples *text* hold a statement (not empty, not a comment), as `_count_statements` counts."""
+    return sum(1 for line in text.split(b"\n") if (kept := line.strip()) and not kept.startswith(b"#"))
+
+
+def _load_following(folder: Path, *, nt: Path, finished: Callable[[float], bool]) -> int:
+    """`_load_in_process` of an N-Triples file still being written (`_follow`): each piece is
+    bulk-loaded as it comes, while the build writes the rest of its outputs."""
+    import pyoxigraph as ox
+
+    from kg.sparql.remote import has_blank_node
+
+    expected, whole = 0, False
+    try:
+        store = ox.Store(str(folder / "data"))
+        for piece in _follow(nt, finished):
+            expected += _statement_lines(piece)
+            if not whole and b"_:" in piece and has_blank_node(piece.splitlines(keepends=True)):
+                whole = True  # loaded whole once written (`_bulk_load_pieces` says why)
+            if not whole:
+                store.bulk_load(input=piece, format=ox.RdfFormat.N_TRIPLES)
+        if whole:
+            del store
+            shutil.rmtree(folder / "data")
+            store = ox.Store(str(folder / "data"))
+            store.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
+        store.flush()
+        store.optimize()
+        triples = len(store)
+        del store
+    except (OSError, SyntaxError, ValueError) as e:
+        raise OutputError(f"{nt}: oxigraph could not load it ({e})") from e
+    if triples != expected:
+        raise OutputError(f"{nt}: {expected} triples, but the store holds {triples}; the store was not replaced")
+    return triples
+
+
+def _update_following(folder: Path, *, nt: Path, previous: Path, previous_nt: Path,
+                      finished: Callable[[float], bool]) -> int | None:
+    """`_update_in_process` of an N-Triples file still being written: the previous file's lines
+    are hashed and the previous store copied first, then each new line hashed as it is written
+    (`_follow`), so that once the file is closed only the changes are left to make. None when
+    too much changed (the file is then read to its end first, for the caller to load whole)."""
+    from itertools import compress
+
+    with previous_nt.open("rb", buffering=1 << 20) as f:
+        old_hashes = list(map(hash, f))
+    old = set(old_hashes)
+    new: set[int] = set()
+    added: list[bytes] = []
+    lines = 0
+    limit = _MAX_CHANGED * max(len(old_hashes), 1)
+    for piece in _follow(nt, finished):
+        got = piece.splitlines(keepends=True)
+        lines += len(got)
+        if len(added) > limit:
+            continue  # loaded whole: the rest is only waited for
+        hashes = list(map(hash, got))
+        new.update(hashes)
+        added += compress(got, [h not in old for h in hashes])
+    if len(added) > limit:
+        return None
+    removed = old - new
+    del new
+    with previous_nt.open("rb", buffering=1 << 20) as f:
+        gone = list(compress(f, map(removed.__contains__, old_hashes))) if removed else []
+    return _apply_changes(folder, previous=previous, removed=gone, added=added, expected=lines)
+
+
+def _store_command(folder: Path, *, nt: Path, previous: Path | None = None, previous_nt: Path | None = None,
+                   follow: bool = False) -> list[str]:
+    """The command that makes a store at *folder*/data from *nt* in a new Python process
+    (`_store_main`); with *follow*, from *nt* as it is being written, until the line ``done``
+    on the process's standard input says it is whole."""
     paths = (folder, nt) if previous is None or previous_nt is None else (folder, nt, previous, previous_nt)
-    return kg_program("kg.sparql.store:_store_main", *(str(Path(p).absolute()) for p in paths))
+    return kg_program("kg.sparql.store:_store_main", *(["--follow"] if follow else []),
+                      *(str(Path(p).absolute()) for p in paths))
+
+
+def _writer_done(timeout: float) -> bool:
+    """Whether the build said on this process's standard input that the file followed is whole
+    (the line ``done``), waiting up to *timeout* seconds for it. A build that closed the pipe
+    without saying so stopped: `OutputError`."""
+    import select
+
+    if not select.select([0], [], [], timeout)[0]:
+        return False
+    said = os.read(0, 64)
+    if said.strip() == b"done":
+        return True
+    raise OutputError("the build stopped before graph.nt was whole; the store was not made")
 
 
 def _store_main(argv: Sequence[str]) -> int:
-    """A store made as a program (FOLDER NT [PREVIOUS PREVIOUS_NT]): `_update_in_process` when
-    a previous store is given, else (or when too much changed) `_load_in_process`. Writes
-    ``updated N`` or ``loaded N`` (N triples) to stdout; an `OutputError` is its message on
-    stderr and its exit code."""
-    folder, nt, *previous = map(Path, argv)
+    """A store made as a program ([--follow] FOLDER NT [PREVIOUS PREVIOUS_NT]): `_update_in_process` when
+    a previous store is given, else (or when too much changed) `_load_in_process`; with
+    ``--follow``, their kinds that read NT as it is written (`_update_following`,
+    `_load_following`; `_writer_done`). Writes ``updated N`` or ``loaded N`` (N triples) to
+    stdout; an `OutputError` is its message on stderr and its exit code."""
+    follow = bool(argv) and argv[0] == "--follow"
+    folder, nt, *previous = map(Path, argv[1:] if follow else argv)
     try:
         triples, how = None, "updated"
-        if previous:
+        if previous and follow:
+            triples = _update_following(folder, nt=nt, previous=previous[0], previous_nt=previous[1], finished=_writer_done)
+        elif previous:
             triples = _update_in_process(folder, nt=nt, previous=previous[0], previous_nt=previous[1])
-        if triples is None:
+        if triples is None and follow and not previous:
+            triples, how = _load_following(folder, nt=nt, finished=_writer_done), "loaded"
+        elif triples is None:  # (when following, the update read the file to its end)
             triples, how = _load_in_process(folder, nt=nt), "loaded"
     except OutputError as e:
         sys.stderr.write(f"{e}\n")
@@ -380,22 +506,28 @@ def prepare_store(graph_dir: str | os.PathLike = "outputs", *, oxigraph: str | N
 
 class StoreLoad:
     """The store of a build being made while the build writes its other outputs: `kg build`
-    starts it from the N-Triples file it has just written (*nt*, which must stay in place until
-    `wait` returns), into a temporary folder, in a new Python process (`_store_main`): its
+    starts it as soon as it opens the N-Triples file *nt* (``follow=True``: the store is made
+    from each piece as it is written, and `written` says when the file is whole) or from the
+    whole file (*nt* must stay in place until `wait` returns), into a temporary folder, in a
+    new Python process (`_store_main`): its
     memory is not the build's, and it has its own interpreter lock and none of RocksDB's
     threads (a forked copy of a process that has opened a store would wait forever for them).
     When the folder's current store is up to date with its current ``graph.nt`` (the previous
     build's), the new store is that one updated with the lines that differ between the two
-    files (`_update_in_process`); otherwise it is loaded whole. Where no process can be started
-    it is loaded in a thread of this one (pyoxigraph's bulk loader runs outside the GIL).
+    files (`_update_in_process`, `_update_following`); otherwise it is loaded whole. Where no
+    process can be started it is loaded in a thread of this one, once the file is whole
+    (pyoxigraph's bulk loader runs outside the GIL).
     `finish`, once ``graph.nt`` is written, records that file's size and mtime (the freshness
     marker `prepare_store` and `kg.sparql.persistent_store` check) and renames the store into
     place, as `prepare_store` would. `discard` drops it (a failed build). When pyoxigraph is
     not the ``oxigraph`` program's version, `finish` falls back to `prepare_store`.
     """
 
-    def __init__(self, graph_dir: str | os.PathLike, nt: str | os.PathLike, *, oxigraph: str | None = None) -> None:
+    def __init__(self, graph_dir: str | os.PathLike, nt: str | os.PathLike, *, oxigraph: str | None = None,
+                 follow: bool = False) -> None:
         self.folder = Path(graph_dir)
+        self._follow = follow  # *nt* is still being written: `written` says when it is whole
+        self._load_later: Callable[[], None] | None = None
         self.exe = oxigraph or oxigraph_binary()
         self.version = _oxigraph_version(self.exe)
         self.how: str | None = None  # "updated" or "loaded", once made
@@ -415,14 +547,14 @@ class StoreLoad:
         tmp, nt = self._tmp, Path(nt)
         previous, previous_nt = self.folder / STORE, self.folder / "graph.nt"
         if previous_nt.is_file() and _fresh(previous, _graph_source(previous_nt, self.version)) is not None:
-            command = _store_command(tmp, nt=nt, previous=previous / "data", previous_nt=previous_nt)
+            command = _store_command(tmp, nt=nt, previous=previous / "data", previous_nt=previous_nt, follow=follow)
         else:
-            command = _store_command(tmp, nt=nt)
+            command = _store_command(tmp, nt=nt, follow=follow)
         if sys.executable:
             try:
-                self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                 stderr=subprocess.PIPE, text=True, env=same_kg_env(),
-                                                 preexec_fn=dies_with_parent())  # a killed build leaves no loader
+                self._process = subprocess.Popen(command, stdin=subprocess.PIPE if follow else subprocess.DEVNULL,
+                                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                                 env=same_kg_env(), preexec_fn=dies_with_parent())  # a killed build leaves no loader
                 return
             except OSError:  # no process left: loaded whole in this one, below
                 pass
@@ -434,7 +566,22 @@ class StoreLoad:
                 self._result.append(e)
 
         self._thread = threading.Thread(target=run, name="kg-store-load", daemon=True)
-        self._thread.start()
+        if follow:
+            self._load_later = self._thread.start  # once the file is whole
+        else:
+            self._thread.start()
+
+    def written(self) -> None:
+        """Say that the N-Triples file being followed (``follow=True``) is whole: the process making
+        the store reads it to its end and makes the store (in this process's thread: starts it)."""
+        if self._load_later is not None:
+            start, self._load_later = self._load_later, None
+            start()
+        elif self._follow and self._process is not None and self._process.stdin is not None:
+            with contextlib.suppress(OSError):  # a process that stopped already: `wait` says why
+                self._process.stdin.write("done\n")
+                self._process.stdin.close()
+            self._process.stdin = None
 
     @property
     def _started(self) -> bool:
@@ -442,6 +589,8 @@ class StoreLoad:
 
     def wait(self) -> None:
         """Wait until the N-Triples are read (the store is made)."""
+        if self._load_later is not None or (self._follow and self._process is not None and self._process.stdin is not None):
+            raise RuntimeError("StoreLoad.wait before written(): the file followed is not whole")
         if self._thread is not None:
             self._thread.join()
             self.how = "loaded"
@@ -489,8 +638,14 @@ class StoreLoad:
             self._cleanup()
 
     def discard(self) -> None:
+        if self._load_later is not None:  # a thread never started: nothing to wait for
+            self._load_later = self._thread = None
         if self._process is not None and self._process.poll() is None:
             self._process.kill()
+        if self._process is not None and self._process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
+            self._process.stdin = None
         if self._started:
             self.wait()
             self._cleanup()
