@@ -206,10 +206,10 @@ class StoreDetails:
           UNION {{ ?cluster a skos:Collection ; skos:member {c} }}
           UNION {{ {c} a ?class }}
           UNION {{ {c} kgv:typeVote ?vote . ?vote kgv:entityType ?voteType ; kgv:mentionCount ?votes }}
-          UNION {{ SELECT (COUNT(?linked) AS ?papers) WHERE {{ ?linked dcterms:subject {c} ; a schema:ScholarlyArticle }} }}
+          UNION {{ SELECT (COUNT(?linked) AS ?papers) WHERE {{ ?linked dcterms:subject {c} }} }}
           UNION {{ {{ SELECT ?p ?score ?rank ?phrase WHERE {{
                        ?a kgv:concept {c} ; a kgv:KeyphraseAssignment ; kgv:paper ?p ; kgv:score ?score ; kgv:rank ?rank ;
-                          kgv:phrase ?phrase . ?p a schema:ScholarlyArticle ; dcterms:subject {c} }}
+                          kgv:phrase ?phrase }}
                      ORDER BY DESC(?score) ?p LIMIT {MAX_LISTED} }}
                    {self._ROW.format(p="?p")} }}
           UNION {{ {{ ?st <{rdf}subject> {c} ; <{rdf}object> ?other BIND(true AS ?head) }}
@@ -318,13 +318,11 @@ class StoreDetails:
         rows = self._q(f"""SELECT * WHERE {{
           {v} a schema:CreativeWorkSeries .
           {{ {v} schema:name ?label }}
-          UNION {{ SELECT (COUNT(?q) AS ?papers) WHERE {{ ?q schema:isPartOf {v} ; a schema:ScholarlyArticle }} }}
-          UNION {{ {{ SELECT ?p ?name ?title ?date ?y ?key WHERE {{
-                       ?p schema:isPartOf {v} ; a schema:ScholarlyArticle ; schema:name ?name .
-                       OPTIONAL {{ ?p schema:headline ?title }} OPTIONAL {{ ?p schema:datePublished ?date }}
-                       BIND(COALESCE(xsd:integer(STR(?date)), 0) AS ?y) BIND(LCASE(IF(?name != "", ?name, COALESCE(?title, ""))) AS ?key) }}
-                     ORDER BY DESC(?y) ?key ?p LIMIT {MAX_LISTED} }}
-                   OPTIONAL {{ ?p schema:isPartOf ?pv . ?pv schema:name ?venue }} }}
+          UNION {{ SELECT (COUNT(?q) AS ?papers) WHERE {{ ?q schema:isPartOf {v} }} }}
+          UNION {{ {{ SELECT ?p ?date ?order WHERE {{
+                       ?p schema:isPartOf {v} ; kgv:labelOrder ?order . OPTIONAL {{ ?p schema:datePublished ?date }} }}
+                     ORDER BY DESC(?date) ?order LIMIT {MAX_LISTED} }}
+                   {self._ROW.format(p="?p")} }}
         }}""")
         if not rows:
             return None
@@ -336,7 +334,7 @@ class StoreDetails:
                 count = int(r["papers"])
             elif "p" in r:
                 papers.append(r)
-        papers.sort(key=lambda r: (-int(r["y"]), r["key"], r["p"]))
+        papers.sort(key=lambda r: (-(_year(r.get("date")) or 0), int(r["order"])))
         return {"id": n, "kind": "venue", "label": label or n, "papers": count,
                 "paper_list": [self._paper_row(r) for r in papers], "more": max(0, count - MAX_LISTED)}
 
