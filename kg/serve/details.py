@@ -5,11 +5,15 @@ few SPARQL queries per request over the RDF that `kg.rdf.statements` writes (doc
 
 * a concept: one query (its labels, broader and narrower concepts, cluster, classes, type votes,
   paper count, its typed relations both ways, and its first `MAX_LISTED` papers, best score first
-  then id, with ``ORDER BY``/``LIMIT``), then, if it has typed relations, one query for the best
-  `MAX_EVIDENCE` evidence of each relation listed (a ``LIMIT`` subquery per relation);
+  then id, ``ORDER BY``/``LIMIT`` over the links of its `kgv:LinkBlock`s that start by place
+  `MAX_LISTED`, where its own links come first in score order, so that a concept of 20,000 papers
+  reads ~300 links, not 20,000; read them all again only when the last one listed ties with the
+  last one read), then, if it has typed relations, one query for the best `MAX_EVIDENCE` evidence of
+  each relation listed (a ``LIMIT`` subquery per relation);
 * a paper: one query (its literals, venue, authors by position, DOI, and its concepts);
 * a venue: one query (its name, paper count, and its first `MAX_LISTED` papers, latest year
-  first, then lowercase label, then id).
+  first, then `kgv:labelOrder`, which is lowercase label then id: linear in its papers, as the
+  store has no (venue, year) -> paper order).
 
 A node id ``<kind>:<local>`` is the IRI ``<base><kind>/<local>`` (`kg.rdf.statements`); an id
 that is no IRI, or names nothing of its kind in the store, gives None.
@@ -19,7 +23,8 @@ order of a paper's ``urls``, ``sources`` and ``keywords`` (given here sorted), o
 ``broader`` concepts (sorted), an author's own ORCID iD (the person's is given: a person with an
 iD includes the authors without one so named) and the spacing of an author's name (squashed); a
 URL is given as its IRI (`kg.rdf.vocabulary.link_iri` percent-encodes what IRIs forbid); an
-evidence sentence that is blank is not stated (None here, "" in the explorer).
+evidence sentence that is blank is not stated (None here, "" in the explorer); a paper's ``venue`` is
+its venue's name, the first spelling of that venue's slug (the graph keeps each paper's own spelling).
 """
 
 from __future__ import annotations
@@ -109,6 +114,7 @@ class StoreDetails:
             found = run(self.prologue + "SELECT ?s WHERE { ?s a skos:ConceptScheme } LIMIT 1")
             base = found[0]["s"].removesuffix("concepts") if found else DEFAULT_BASE
         self.base, self.kgv = base, ns["kgv"]
+        self.listed = MAX_LISTED  # (a test lists fewer, to page through small graphs' link blocks)
         self._classes = {ns["kgv"] + name: name for name in CONCEPT_CLASSES}
 
     # ------------------------------------------------------------------ ids and IRIs
@@ -152,10 +158,18 @@ class StoreDetails:
                 **extra}
 
     def _concept(self, n: str, c: str) -> dict[str, Any] | None:
-        rows = self.run(self._concept_query(c))
+        rows = self.run(self._concept_query(c, self._listed_links(c)))
         if not rows:
             return None
-        label, alts, broader, narrower, cluster, classes, votes, count = None, [], {}, {}, None, set(), {}, 0
+        read = next((r for r in rows if "read" in r), None)
+        count = next((int(r["papers"]) for r in rows if "papers" in r), 0)
+        if read is not None and int(read["read"]) < count:
+            # Not all of its papers were read: the list is theirs unless the last one listed ties with the last
+            # one read (a paper of that score further on may come first by id): then read them all.
+            listed = sorted((_float(r["score"]) for r in rows if "p" in r), reverse=True)
+            if len(listed) < self.listed or listed[-1] <= _float(read.get("floor")):
+                rows = self.run(self._concept_query(c, self._all_links(c)))
+        label, alts, broader, narrower, cluster, classes, votes = None, [], {}, {}, None, set(), {}
         papers, relations = [], {}
         for r in rows:
             if "label" in r:
@@ -172,8 +186,6 @@ class StoreDetails:
                 classes.add(r["class"])
             elif "vote" in r:
                 votes[self._classes.get(r["voteType"], r["voteType"].removeprefix(self.kgv))] = int(r["votes"])
-            elif "papers" in r:
-                count = int(r["papers"])
             elif "p" in r:
                 papers.append(r)
             elif "st" in r:
@@ -183,19 +195,31 @@ class StoreDetails:
         if label is None:
             return None
         papers.sort(key=lambda r: (-_float(r["score"]), r["p"]))
+        papers = papers[:self.listed]
         out: dict[str, Any] = {"id": n, "kind": "concept", "label": label, "alt_labels": [a for a in sorted(alts) if a != label],
                                "papers": count, "broader": [{"id": b, "label": broader[b]} for b in sorted(broader)],
                                "narrower": [{"id": c, "label": narrower[c]} for c in sorted(narrower)],
                                "paper_list": [self._paper_row(r, score=_float(r["score"]), rank=int(r["rank"]), phrase=r["phrase"])
                                               for r in papers],
-                               "more": max(0, count - MAX_LISTED), "cluster": cluster}
+                               "more": max(0, count - self.listed), "cluster": cluster}
         if votes or relations:
             entity_type = next((self._classes[t] for t in sorted(classes) if t in self._classes), None)
             out |= {"entity_type": entity_type, "type_votes": dict(sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))),
                     "relations": self._relations(relations.values())}
         return out
 
-    def _concept_query(self, c: str) -> str:
+    def _listed_links(self, c: str) -> str:
+        """The pattern of the links of *c* that its first `listed` papers are among, when its first ones are in score
+        order (docs/model.md, link lists): its own links come first, best score first, in its `kgv:link`s (100 or
+        fewer, its own and those below it) or in its `kgv:LinkBlock`s that start at place `listed` or before."""
+        return f"""{{ {c} kgv:link ?a }} UNION {{ ?b kgv:blockOf {c} ; kgv:firstPlace ?first ; kgv:link ?a FILTER(?first <= {self.listed}) }}
+                   ?a kgv:concept {c}"""
+
+    @staticmethod
+    def _all_links(c: str) -> str:
+        return f"?a kgv:concept {c} ; a kgv:KeyphraseAssignment"
+
+    def _concept_query(self, c: str, links: str) -> str:
         rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
         return self.prologue + f"""SELECT * WHERE {{
           {c} a skos:Concept .
@@ -208,10 +232,10 @@ class StoreDetails:
           UNION {{ {c} kgv:typeVote ?vote . ?vote kgv:entityType ?voteType ; kgv:mentionCount ?votes }}
           UNION {{ SELECT (COUNT(?linked) AS ?papers) WHERE {{ ?linked dcterms:subject {c} }} }}
           UNION {{ {{ SELECT ?p ?score ?rank ?phrase WHERE {{
-                       ?a kgv:concept {c} ; a kgv:KeyphraseAssignment ; kgv:paper ?p ; kgv:score ?score ; kgv:rank ?rank ;
-                          kgv:phrase ?phrase }}
-                     ORDER BY DESC(?score) ?p LIMIT {MAX_LISTED} }}
+                       {links} . ?a kgv:paper ?p ; kgv:score ?score ; kgv:rank ?rank ; kgv:phrase ?phrase }}
+                     ORDER BY DESC(?score) ?p LIMIT {self.listed} }}
                    {self._ROW.format(p="?p")} }}
+          UNION {{ SELECT (COUNT(?a) AS ?read) (MIN(?readScore) AS ?floor) WHERE {{ {links} ; kgv:score ?readScore }} }}
           UNION {{ {{ ?st <{rdf}subject> {c} ; <{rdf}object> ?other BIND(true AS ?head) }}
                    UNION {{ ?st <{rdf}object> {c} ; <{rdf}subject> ?other BIND(false AS ?head) }}
                    ?st a kgv:TypedRelation ; <{rdf}predicate> ?predicate ; kgv:support ?support ; kgv:score ?stScore .
@@ -321,7 +345,7 @@ class StoreDetails:
           UNION {{ SELECT (COUNT(?q) AS ?papers) WHERE {{ ?q schema:isPartOf {v} }} }}
           UNION {{ {{ SELECT ?p ?date ?order WHERE {{
                        ?p schema:isPartOf {v} ; kgv:labelOrder ?order . OPTIONAL {{ ?p schema:datePublished ?date }} }}
-                     ORDER BY DESC(?date) ?order LIMIT {MAX_LISTED} }}
+                     ORDER BY DESC(?date) ?order LIMIT {self.listed} }}
                    {self._ROW.format(p="?p")} }}
         }}""")
         if not rows:
@@ -336,7 +360,7 @@ class StoreDetails:
                 papers.append(r)
         papers.sort(key=lambda r: (-(_year(r.get("date")) or 0), int(r["order"])))
         return {"id": n, "kind": "venue", "label": label or n, "papers": count,
-                "paper_list": [self._paper_row(r) for r in papers], "more": max(0, count - MAX_LISTED)}
+                "paper_list": [self._paper_row(r) for r in papers], "more": max(0, count - self.listed)}
 
 
 def _label(name: str | None, title: str | None, n: str) -> str:

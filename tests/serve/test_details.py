@@ -92,3 +92,45 @@ def test_a_node_of_another_kind_is_none(tmp_path):
     details, _ = _in_memory(typed_graph(), tmp_path)
     assert details.node("concept:transformer") is not None
     assert details.node("paper:transformer") is None and details.node("venue:transformer") is None
+
+
+def _broad_graph(n_papers: int = 700, seed: int = 3) -> nx.Graph:
+    """Concepts with hundreds of papers (and so `kgv:LinkBlock`s), scores of one decimal (ties across blocks),
+    narrower concepts (links below a concept listed after its own), two venues, years or none."""
+    import random
+
+    rnd = random.Random(seed)
+    G = nx.Graph(base_iri="https://example.org/kg/")
+    for v in ("ICML", "ACL"):
+        G.add_node(f"venue:{v.lower()}", kind="venue", label=v)
+    concepts = {"c0": [], "c1": [], "c2": ["concept:c0"], "c3": ["concept:c0", "concept:c1"], "c4": []}
+    links = []
+    for i in range(n_papers):
+        pid, venue, year = f"paper:p{i:015x}", ("ICML", "ACL")[i % 2], (None, 2020, 2021, 2022)[i % 4]
+        G.add_node(pid, kind="paper", label=f"Paper {rnd.randrange(50)}", title=None, abstract=f"Abstract {i}.", text="",
+                   venue=venue, year=year, urls=[], sources=[], source_id=None, authors=[])
+        G.add_edge(pid, f"venue:{venue.lower()}", kind="venue", year=year)
+        for rank, c in enumerate(rnd.sample(sorted(concepts), rnd.randrange(1, 4)), 1):
+            links.append((pid, f"concept:{c}", rank))
+    for c, broader in concepts.items():
+        G.add_node(f"concept:{c}", kind="concept", label=f"concept {c}", alt_labels=[], broader=broader,
+                   papers=sum(1 for _, d, _ in links if d == f"concept:{c}"))
+    for pid, c, rank in links:
+        G.add_edge(pid, c, kind="subject", score=round(rnd.random(), 1), rank=rank, phrase=c.partition(":")[2])
+    return G
+
+
+# listed -> the concepts whose papers were all read: the listed ones tie with a paper past the blocks read (seeded data)
+@pytest.mark.parametrize(("listed", "read_all"), [(1, 0), (7, 0), (99, 5), (100, 5), (101, 0), (200, 5)])
+def test_a_concepts_first_papers_are_read_from_its_link_blocks_and_ties_past_them_are_found(listed, read_all, tmp_path,
+                                                                                             monkeypatch):
+    import kg.view.explorer
+
+    monkeypatch.setattr(kg.view.explorer, "MAX_LISTED", listed)
+    details, explorer = _in_memory(_broad_graph(), tmp_path)
+    details.listed = listed
+    assert max(explorer.node(c)["papers"] for c in explorer.concepts) > 200
+    queries, run = [], details.run
+    details.run = lambda q: queries.append(q) or run(q)
+    _every_node_equal(details, explorer)
+    assert sum("skos:prefLabel ?label" in q and "kgv:KeyphraseAssignment" in q for q in queries) == read_all
