@@ -421,7 +421,8 @@ def test_store_is_loaded_once_and_reloaded_when_the_graph_changes(tmp_path):
     (build / "graph.nt").write_text("\n".join(lines[1:]) + "\n")
     again = prepare_store(build)
     assert again.reloaded and again.triples == first.triples - 1
-    assert sorted(p.name for p in build.iterdir()) == ["graph.json", "graph.nt", "store"]
+    assert sorted(p.name for p in build.iterdir()) == ["explorer-search.jsonl", "explorer.json", "graph.json", "graph.nt",
+                                                        "stats.json", "store"]
 
 
 @pytest.mark.parametrize("loader", ["in-process", "oxigraph program"])
@@ -1150,3 +1151,20 @@ def test_text_that_is_not_unicode_is_400_not_500(served, how):
     assert status == 400 and body.count(b"\n") == 1, (status, body)
     assert b"surrogate" in body or b"not UTF-8" in body, body
 
+
+
+def test_the_seeds_build_writes_what_the_explorer_answered_from_graph_json(seeds_build):
+    """explorer.json, sent by kg serve, is byte for byte the /api/map the Explorer made from graph.json
+    (same title); explorer-search.jsonl answers each search as the Explorer did; stats.json's counts
+    are the Explorer's."""
+    from kg.serve.explorer import StoredExplorer
+
+    out = seeds_build.out
+    E = Explorer(load_graph(out / "graph.json"), title="kg: seeds")
+    served = StoredExplorer(out, out / "store" / "data", title="kg: seeds")
+    assert b"".join(served.map_file().chunks()) == E.map_json()
+    assert served.map_file().size == len(E.map_json())
+    assert served.summary == E.summary
+    words = {w for _, label, *_ in E._index for w in label.lower().split()[:1]}
+    for q in ["learning", "LLM", "graph neural", "p", "paper:", "2", "a b", "zzz-none"] + sorted(words)[:40]:
+        assert served.search(q, limit=100) == E.search(q, limit=100), q
