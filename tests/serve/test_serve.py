@@ -1165,6 +1165,6 @@ def test_the_seeds_build_writes_what_the_explorer_answered_from_graph_json(seeds
     assert b"".join(served.map_file().chunks()) == E.map_json()
     assert served.map_file().size == len(E.map_json())
     assert served.summary == E.summary
-    words = {w for _, label, *_ in E._index for w in label.lower().split()[:1]}
+    words = {w for _, _, label, *_ in E._index for w in label.lower().split()[:1]}
     for q in ["learning", "LLM", "graph neural", "p", "paper:", "2", "a b", "zzz-none"] + sorted(words)[:40]:
         assert served.search(q, limit=100) == E.search(q, limit=100), q
