@@ -22,11 +22,11 @@ from kg.graph.io import write_graph_json
 from kg.text.chars import utf8
 from kg.text.sources import Paper
 
-__all__ = ["OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_outputs", "emit_views", "entity_rows", "entity_stats",
+__all__ = ["OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_explorer", "emit_outputs", "emit_views", "entity_rows", "entity_stats",
            "keyphrase_records", "keyphrase_rows", "output_files", "render_outputs", "signals_held", "write_records"]
 
 OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json",
-                "stats.json", "graph.gexf", "map.json")
+                "stats.json", "graph.gexf", "map.json", "explorer.json", "explorer-search.jsonl")
 
 
 def output_files(entities: bool = True) -> tuple[str, ...]:
@@ -238,7 +238,8 @@ def emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, 
     emit_views(G, open_output, records=records, stats=stats, title=title, entities=entities)
 
 
-VIEW_FILES = ("graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json")  # the outputs that are not RDF
+VIEW_FILES = ("graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json",
+              "explorer.json", "explorer-search.jsonl")  # the outputs that are not RDF
 
 
 def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stats: dict, title: str = "kg",
@@ -265,6 +266,19 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
         write_gexf(G, f)
     with open_output("map.json") as f:
         write_vosviewer_json(G, f, title=title)
+    emit_explorer(G, open_output)
+
+
+def emit_explorer(G: nx.Graph, open_output) -> None:
+    """Write what `kg serve` reads instead of graph.json (`kg.view.explorer`): ``explorer.json``, the map
+    payload ``/api/map`` sends as it is, and ``explorer-search.jsonl``, what ``/api/search`` looks through."""
+    from kg.view.explorer import EXPLORER_FILE, SEARCH_FILE, Explorer
+
+    explorer = Explorer(G)
+    with open_output(EXPLORER_FILE) as f:
+        f.write(explorer.explorer_file())
+    with open_output(SEARCH_FILE) as f:
+        explorer.write_search_file(f)
 
 
 def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg",

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from kg.errors import KGError, QueryError
@@ -27,6 +27,7 @@ from kg.sparql.bindings import bind_text, check_federation
 from kg.sparql.catalogue import bound_query, canned_queries, tie_notes, tie_probe
 from kg.sparql.limits import check_query
 from kg.sparql.results import read_json_results, table_layout
+from kg.view.explorer import StaleExplorerFile
 
 MAX_REQUEST = 16 * 1024 * 1024  # bytes of a request body
 WRITE_TIMEOUT = 30.0  # seconds a client may take to read each 64 KiB of an answer
@@ -367,12 +368,21 @@ def explorer_page(request: Request) -> Response:
 
 
 def api_map(request: Request) -> Response:
-    return Response(_explorer(request).map_json(), media_type="application/json; charset=utf-8")
+    """The build's explorer.json, streamed as it is (`kg.view.explorer.MapFile`); 409 when the build has none this kg reads."""
+    try:
+        found = _explorer(request).map_file()
+    except StaleExplorerFile as e:
+        return text(409, str(e))
+    return StreamingResponse(found.chunks(), media_type="application/json; charset=utf-8",
+                             headers={"Content-Length": str(found.size)})
 
 
 def api_search(request: Request) -> Response:
     limit = max(1, min(_whole(request, "limit", 20), 100))
-    return as_json(_explorer(request).search(request.query_params.get("q", ""), limit=limit))
+    try:
+        return as_json(_explorer(request).search(request.query_params.get("q", ""), limit=limit))
+    except StaleExplorerFile as e:
+        return text(409, str(e))
 
 
 def api_node(request: Request) -> Response:

@@ -136,11 +136,6 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-# graph.json from this size on is read with a line in the log: the explorer reads it whole (1.6 GB
-# at 200,000 abstracts took 89.5 s, benchmarks/README.md), and the server answers nothing meanwhile.
-SLOW_GRAPH_BYTES = 64 << 20
-
-
 class Server:
     """A running ``kg serve``: the front, the Oxigraph worker and the folder lock. Stop it with
     `stop` (or use it as a context manager)."""
@@ -176,18 +171,13 @@ class Server:
             raise
 
     def _start_worker(self) -> None:
-        from kg.graph.io import load_graph
-        from kg.view.explorer import Explorer
+        from kg.serve.explorer import StoredExplorer
 
         self._lock = FolderLock(self.graph_dir)
         exe = oxigraph_binary()
         self.store = prepare_store(self.graph_dir, oxigraph=exe, log=self.log, _lock=self._lock)
-        graph = self.graph_dir / "graph.json"
-        with contextlib.suppress(OSError):  # (a missing file is load_graph's error to give)
-            size = graph.stat().st_size
-            if size >= SLOW_GRAPH_BYTES:  # a minute and more at 200,000 abstracts: say what the wait is
-                self.log(f"reading {graph} ({format_size(size)}) for the explorer")
-        self.explorer = Explorer(load_graph(graph), title=f"kg: {self.graph_dir.resolve().name}")
+        self.explorer = StoredExplorer(self.graph_dir, self.store.location, title=f"kg: {self.graph_dir.resolve().name}",
+                                       log=self.log)
         self.worker = Worker(exe, self.store.location, log=self.log, max_memory=self.max_memory)
         self.pool = Pool(self.worker)
         self.worker.start()

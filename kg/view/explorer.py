@@ -18,16 +18,29 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from kg.concepts.entities import SYMMETRIC
+from kg.errors import KGError
 from kg.text.chars import utf8
 from kg.view.mapdata import MapSettings
 
-__all__ = ["MAX_EVIDENCE", "MAX_LISTED", "MAX_RELATED", "RELATION_GROUPS", "Explorer"]
+__all__ = ["EXPLORER_FILE", "EXPLORER_FORMAT", "MAX_EVIDENCE", "MAX_LISTED", "MAX_RELATED", "RELATION_GROUPS", "SEARCH_FILE",
+           "Explorer", "MapFile", "SearchFile", "StaleExplorerFile", "ranked_matches"]
+
+# The explorer's build outputs (docs/model.md), which `kg serve` reads instead of graph.json:
+EXPLORER_FILE = "explorer.json"  # the map payload, as /api/map answers it, behind a format marker
+SEARCH_FILE = "explorer-search.jsonl"  # what /api/search looks through: each node's label, aliases, titles, ids
+EXPLORER_FORMAT = 1  # the two files' format: bump it when either, or the payload, is written differently
+_MARKER = "kg_explorer"  # explorer.json's first key (its value EXPLORER_FORMAT); the search file's first line's
+_BUILT_TITLE = "kg"  # the title explorer.json is written with: the server puts its own in its place
+_CHUNK = 1 << 20  # bytes of explorer.json sent at a time
 
 MAX_LISTED = 200  # papers listed for one concept or venue
 MAX_RELATED = 10  # concepts listed for one group of typed relations (the canned queries list them all)
@@ -110,8 +123,9 @@ class Explorer:
                 out[other].append((_GROUP[kind, kind in SYMMETRIC], c, r))  # a symmetric one reads the same both ways
         return out
 
-    def _search_index(self) -> list[tuple[str, str, str, str]]:
-        """(lower-case key, node, field, text) for every label, alias, id and a paper's authors' keywords."""
+    def _search_index(self) -> list[tuple[str, str, str, int, list[tuple[str, str]]]]:
+        """(node, kind, label, links, [(field, text)]) for every node: its label, aliases, ids and a
+        paper's title, source id and authors' keywords, each text once (up to case and spacing)."""
         out = []
         for n in self.concepts + self.papers + self.venues:
             d = self.G.nodes[n]
@@ -125,12 +139,13 @@ class Explorer:
                     keys.append(("source id", str(d["source_id"])))
                 keys += [("keywords", str(k)) for k in d.get("keywords") or ()]
             keys += [("id", n), ("id", n.partition(":")[2])]
-            seen = set()
+            seen, pairs = set(), []
             for field, text in keys:
-                key = " ".join(text.split()).lower()
+                key = _search_key(text)
                 if key and key not in seen:
                     seen.add(key)
-                    out.append((key, n, field, text))
+                    pairs.append((field, text))
+            out.append((n, self.kind[n], self._label(n), self._links(n), pairs))
         return out
 
     # ------------------------------------------------------------------ the page and its data
@@ -147,26 +162,27 @@ class Explorer:
         from kg.view.mapdata import map_payload
 
         if self._map is None:
-            payload = map_payload(self.G, title=self.title, settings=self.settings)
-            self._map = utf8(json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False))  # a lone surrogate as U+FFFD
+            self._map = _json_bytes(map_payload(self.G, title=self.title, settings=self.settings))
         return self._map
+
+    def explorer_file(self) -> bytes:
+        """`EXPLORER_FILE`, a build output: the map payload with the title ``kg``, behind
+        ``"kg_explorer": EXPLORER_FORMAT``; `MapFile` streams it as `map_json` with the server's title."""
+        from kg.view.mapdata import map_payload
+
+        return _json_bytes({_MARKER: EXPLORER_FORMAT, **map_payload(self.G, title=_BUILT_TITLE, settings=self.settings)})
+
+    def write_search_file(self, f) -> None:
+        """`SEARCH_FILE`, a build output, to the binary file *f*: a line ``{"kg_explorer": EXPLORER_FORMAT}``,
+        then a JSON array per node (`_search_index`), which `SearchFile` reads to answer as `search` does."""
+        f.write(_json_bytes({_MARKER: EXPLORER_FORMAT}) + b"\n")
+        for entry in self._index:
+            f.write(_json_bytes(entry) + b"\n")
 
     # ------------------------------------------------------------------ search and details
     def search(self, q: str, *, limit: int = 20) -> list[dict[str, Any]]:
         """Nodes with a label, alias, id or (a paper) an authors' keyword containing *q* (case-insensitive), best matches first."""
-        q = " ".join((q or "").split()).lower()
-        if not q:
-            return []
-        best: dict[str, tuple[int, str, str]] = {}
-        for key, n, field, text in self._index:
-            if q not in key:
-                continue
-            rank = 0 if key == q else 1 if key.startswith(q) else 2 if f" {q}" in f" {key}" else 3
-            if n not in best or rank < best[n][0]:
-                best[n] = (rank, field, text)
-        order = sorted(best, key=lambda n: (best[n][0], _KIND_ORDER[self.kind[n]], -self._links(n), self._label(n).lower(), n))
-        return [{"id": n, "kind": self.kind[n], "label": self._label(n), "field": best[n][1], "matched": best[n][2],
-                 "links": self._links(n)} for n in order[:limit]]
+        return ranked_matches(q, self._index, limit=limit)
 
     def _paper_row(self, p: str, **extra) -> dict[str, Any]:
         d = self.G.nodes[p]
@@ -240,6 +256,116 @@ class Explorer:
         return {"paper": p if known else None, "label": self._label(p) if known else str(p), "score": _score(e),
                 "year": self.G.nodes[p].get("year") if known else None,
                 "sentence": " ".join(abstract[start:end].split()) if ok else None}
+
+
+def _search_key(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def ranked_matches(q: str, entries, *, limit: int = 20) -> list[dict[str, Any]]:
+    """`Explorer.search` over *entries* ((node, kind, label, links, [(field, text)]), as
+    `Explorer._search_index` gives them): the nodes with a text containing *q*, a whole text
+    first, then one it starts, then a word it starts, then the rest; then concepts, papers,
+    venues; then most links, label, id."""
+    q = _search_key(q or "")
+    if not q:
+        return []
+    best: dict[str, tuple[int, str, str]] = {}
+    about: dict[str, tuple[str, str, int]] = {}
+    for n, kind, label, links, pairs in entries:
+        for field, text in pairs:
+            key = _search_key(text)
+            if q not in key:
+                continue
+            rank = 0 if key == q else 1 if key.startswith(q) else 2 if f" {q}" in f" {key}" else 3
+            if n not in best or rank < best[n][0]:
+                best[n], about[n] = (rank, field, text), (kind, label, links)
+    order = sorted(best, key=lambda n: (best[n][0], _KIND_ORDER[about[n][0]], -about[n][2], about[n][1].lower(), n))
+    return [{"id": n, "kind": about[n][0], "label": about[n][1], "field": best[n][1], "matched": best[n][2],
+             "links": about[n][2]} for n in order[:limit]]
+
+
+class StaleExplorerFile(KGError):
+    """An explorer file of a build (`EXPLORER_FILE`, `SEARCH_FILE`) that is missing, unreadable or
+    of another format: the build is older than this kg, or incomplete."""
+
+
+def _stale(path: Path, why: str) -> StaleExplorerFile:
+    return StaleExplorerFile(f"{path}: {why}; rebuild with `kg build --out {path.parent}`")
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with path.open("rb") as f:
+            return f.read(size)
+    except FileNotFoundError:
+        raise _stale(path, "no such file (a build of an older kg)") from None
+    except OSError as e:
+        raise _stale(path, f"cannot be read ({e.strerror or e})") from None
+
+
+def _check_format(path: Path, found: bytes | None) -> None:
+    if found is None:
+        raise _stale(path, "not an explorer file of kg")
+    if int(found) != EXPLORER_FORMAT:
+        raise _stale(path, f"written by another version of kg (explorer format {int(found)}, this kg reads {EXPLORER_FORMAT})")
+
+
+class MapFile:
+    """`EXPLORER_FILE` of a build, sent as ``/api/map`` answers: ``{"title":`` and the server's title
+    in place of its marker and built title, then the rest of its bytes as they are. Only its head is
+    read here (a constant time, whatever the build's size); `StaleExplorerFile` if it is not this
+    kg's."""
+
+    def __init__(self, path: str | Path, *, title: str = "kg") -> None:
+        self.path = Path(path)
+        head = _head(self.path, 4096)
+        found = re.match(rb'\{"kg_explorer":(\d+),"title":("(?:[^"\\]|\\.)*"),', head)
+        _check_format(self.path, found and found[1])
+        self.offset = found.end(2)  # the payload after its title: `,"base":...}`
+        self.prefix = b'{"title":' + _json_bytes(title)
+        self.size = len(self.prefix) + self.path.stat().st_size - self.offset
+
+    def chunks(self) -> Iterator[bytes]:
+        """The answer, a MiB at a time."""
+        yield self.prefix
+        with self.path.open("rb") as f:
+            f.seek(self.offset)
+            while chunk := f.read(_CHUNK):
+                yield chunk
+
+
+class SearchFile:
+    """`SEARCH_FILE` of a build, read through at each search (only its first line at start):
+    `search` answers what `Explorer.search` answers on the build's graph."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        head = _head(self.path, 256).partition(b"\n")[0]
+        found = re.fullmatch(rb'\{"kg_explorer":(\d+)\}', head)
+        _check_format(self.path, found and found[1])
+
+    def _entries(self, q: str) -> Iterator[tuple]:
+        """The file's entries that may hold *q*: with *q* one ASCII word (no space, quote, backslash
+        or control character, so written as it is in the JSON of any text that holds it), a line of
+        ASCII that does not hold it, lowercased, is skipped unparsed ("learning" at 1,000 abstracts: 17 ms,
+        against 55-90 ms parsing every line); every other line is parsed and `ranked_matches` decides."""
+        key = _search_key(q or "")
+        word = key.encode("ascii") if key.isascii() and key.isprintable() and not set(key) & set(' "\\') else None
+        with self.path.open("rb") as f:
+            f.readline()
+            for line in f:
+                if word is None or word in line.lower() or not line.isascii():
+                    yield json.loads(line)
+
+    def search(self, q: str, *, limit: int = 20) -> list[dict[str, Any]]:
+        """What `Explorer.search` answers on the graph the file was written from."""
+        return ranked_matches(q, self._entries(q), limit=limit)
+
+
+def _json_bytes(value: Any) -> bytes:
+    """*value* as compact UTF-8 JSON, a lone surrogate as U+FFFD (as the payload was always sent)."""
+    return utf8(json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
 
 
 def _score(d: dict) -> float:

@@ -28,6 +28,7 @@ from fixture_graph import P1, P2, fixture_graph
 import kg.serve.forward
 from kg.errors import InputError, OutputError, QueryError
 from kg.graph.io import graph_to_json, load_graph
+from kg.pipeline.outputs import emit_explorer
 from kg.rdf.statements import to_rdf
 from kg.rdf.write import serialize
 from kg.serve.server import start_server
@@ -49,10 +50,14 @@ HOSTILE = ['x" } ; DROP ALL #', "a\\u0022b\nc'\\", '"""', "<http://e.org/x>) } #
 
 
 def _write_build(G: nx.Graph, out: Path) -> Path:
-    """The two files `kg serve` reads from a build folder."""
+    """The files `kg serve` reads from a build folder (graph.nt, stats.json's counts, the explorer's
+    files), and graph.json, which it does not read."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "graph.nt").write_text(serialize(to_rdf(G), "nt"), encoding="utf-8")
     (out / "graph.json").write_text(graph_to_json(G), encoding="utf-8")
+    kinds = [k for _, k in G.nodes(data="kind")]
+    (out / "stats.json").write_text(json.dumps({k: kinds.count(k[:-1]) for k in ("papers", "concepts", "venues")}))
+    emit_explorer(G, lambda name: (out / name).open("wb"))
     return out
 
 
@@ -67,20 +72,47 @@ def served(small_build):
         yield server
 
 
-def test_a_large_graph_json_is_read_with_a_line_in_the_log(small_build, monkeypatch):
-    """The explorer reads graph.json whole before the server answers (89.5 s at 200,000 abstracts):
-    a graph.json from `SLOW_GRAPH_BYTES` on is announced, a small one is not."""
-    import kg.serve.server as server_module
+def test_the_server_starts_and_answers_without_graph_json(tmp_path):
+    """kg serve reads no graph.json: with it gone, the page, the map, a node and a search are
+    answered as the Explorer of the graph answers them."""
+    G = fixture_graph()
+    build = _write_build(G, tmp_path / "out")
+    (build / "graph.json").unlink()
+    E = Explorer(G, title="kg: out")
+    with start_server(build, port=0, timeout=1.0) as server:
+        assert _get(server.url)[2] == E.page()
+        status, headers, body = _get(server.url + "api/map")
+        assert status == 200 and body == E.map_json() and int(headers["Content-Length"]) == len(body)
+        for q in ("llm", "LANGUAGE", "p3", "concept:", "a", "zzz"):
+            assert json.loads(_get(server.url + f"api/search?q={q}&limit=100")[2]) == E.search(q, limit=100), q
+        assert json.loads(_get(server.url + "api/node?id=concept:large-language-model")[2]) == \
+            json.loads(json.dumps(E.node("concept:large-language-model")))
+        assert server.explorer.summary == E.summary
 
+
+@pytest.mark.parametrize("damage", ["missing", "other format", "not kg's"])
+def test_explorer_files_missing_or_of_another_kg_are_409_and_said_once(tmp_path, damage):
+    """An explorer file missing (a build of an older kg) or of another format: the server starts,
+    says so in its log, and the routes that need it answer 409 with the same message, not 500."""
+    build = _write_build(fixture_graph(), tmp_path / "out")
+    for name in ("explorer.json", "explorer-search.jsonl"):
+        path = build / name
+        if damage == "missing":
+            path.unlink()
+        elif damage == "other format":
+            path.write_bytes(path.read_bytes().replace(b'{"kg_explorer":1', b'{"kg_explorer":999', 1))
+        else:
+            path.write_bytes(b"[]")
     lines: list[str] = []
-    with start_server(small_build, port=0, timeout=1.0, log=lines.append):
-        pass
-    assert not any("for the explorer" in line for line in lines), lines
-    monkeypatch.setattr(server_module, "SLOW_GRAPH_BYTES", 1)
-    with start_server(small_build, port=0, timeout=1.0, log=lines.append):
-        pass
-    said = [line for line in lines if "for the explorer" in line]
-    assert len(said) == 1 and str(small_build / "graph.json") in said[0] and "B)" in said[0], said
+    with start_server(build, port=0, timeout=1.0, log=lines.append) as server:
+        said = [line for line in lines if "the explorer cannot" in line]
+        assert len(said) == 1 and all("rebuild with `kg build" in line for line in said), lines
+        for route in ("api/map", "api/search?q=llm"):
+            status, _, body = _get(server.url + route)
+            assert status == 409 and "rebuild with `kg build" in body.decode(), (route, body)
+        assert _get(server.url)[0] == 200
+        assert _get(server.url + "api/node?id=concept:large-language-model")[0] == 200
+        assert _get(server.url + "api/node?id=concept:nothing-such")[0] == 404
 
 
 def _get(url: str, headers: dict | None = None, data: bytes | None = None):
@@ -389,7 +421,8 @@ def test_store_is_loaded_once_and_reloaded_when_the_graph_changes(tmp_path):
     (build / "graph.nt").write_text("\n".join(lines[1:]) + "\n")
     again = prepare_store(build)
     assert again.reloaded and again.triples == first.triples - 1
-    assert sorted(p.name for p in build.iterdir()) == ["graph.json", "graph.nt", "store"]
+    assert sorted(p.name for p in build.iterdir()) == ["explorer-search.jsonl", "explorer.json", "graph.json", "graph.nt",
+                                                        "stats.json", "store"]
 
 
 @pytest.mark.parametrize("loader", ["in-process", "oxigraph program"])
@@ -1118,3 +1151,20 @@ def test_text_that_is_not_unicode_is_400_not_500(served, how):
     assert status == 400 and body.count(b"\n") == 1, (status, body)
     assert b"surrogate" in body or b"not UTF-8" in body, body
 
+
+
+def test_the_seeds_build_writes_what_the_explorer_answered_from_graph_json(seeds_build):
+    """explorer.json, sent by kg serve, is byte for byte the /api/map the Explorer made from graph.json
+    (same title); explorer-search.jsonl answers each search as the Explorer did; stats.json's counts
+    are the Explorer's."""
+    from kg.serve.explorer import StoredExplorer
+
+    out = seeds_build.out
+    E = Explorer(load_graph(out / "graph.json"), title="kg: seeds")
+    served = StoredExplorer(out, out / "store" / "data", title="kg: seeds")
+    assert b"".join(served.map_file().chunks()) == E.map_json()
+    assert served.map_file().size == len(E.map_json())
+    assert served.summary == E.summary
+    words = {w for _, _, label, *_ in E._index for w in label.lower().split()[:1]}
+    for q in ["learning", "LLM", "graph neural", "p", "paper:", "2", "a b", "zzz-none"] + sorted(words)[:40]:
+        assert served.search(q, limit=100) == E.search(q, limit=100), q
