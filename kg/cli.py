@@ -328,7 +328,8 @@ def serve(graph_dir, host, port, timeout, max_memory, allow_service, access) -> 
 
     def started(server) -> None:
         s = server.explorer.summary
-        click.echo(f"serving {graph_dir} ({s['papers']} papers, {s['concepts']} concepts, {server.store.triples} triples)")
+        counts = f"{s['papers']} papers, {s['concepts']} concepts, " if s.get("papers") is not None else ""
+        click.echo(f"serving {graph_dir} ({counts}{server.store.triples} triples)")
         click.echo(f"  explorer:        {server.url}")
         click.echo(f"  SPARQL endpoint: {server.sparql_url}  (read-only; queries stop after {timeout:g} s "
                    f"or {server.max_memory_text} of memory)")

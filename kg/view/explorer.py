@@ -1,13 +1,20 @@
 """The explorer of ``kg serve``: the map page of graph.html, served, with its data from the server.
 
+`Explorer` is the explorer of a networkx graph (docs/model.md), and the reference of what the
+server answers; `kg build` writes from it the two files the server reads instead of graph.json
+(`EXPLORER_FILE`, `SEARCH_FILE`; `kg.serve.explorer` puts them together with the node details of
+the store, `kg.serve.details`):
+
 * ``/`` is `page`: kg/view/templates/map.html with the same scripts as graph.html, and
   ``{"source": "server"}`` where graph.html carries its payload; the page then asks for
 * ``/api/map``: `map_json`, the payload of `kg.view.mapdata` without the abstracts (the map,
-  every concept, paper and venue, for the page to draw, filter and search), and
+  every concept, paper and venue, for the page to draw, filter and search; `MapFile` streams it
+  from `EXPLORER_FILE`), and
 * ``/api/node?id=``: `node`, everything about one node, whole abstract included (a concept's
   type, its votes and its typed relations both ways, each with its best evidence sentences);
 * ``/api/search?q=``: `search`, nodes by any label, alias, title or id (for clients of the API;
-  the page searches the payload it has, as graph.html does).
+  the page searches the payload it has, as graph.html does; `SearchFile` answers the same from
+  `SEARCH_FILE`).
 
 The page also lists the canned queries (``/queries``) and runs them on the live endpoint
 (``/api/query``). It loads nothing from elsewhere, and text from the graph reaches it only as
