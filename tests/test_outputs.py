@@ -207,6 +207,39 @@ def test_a_rebuild_with_nothing_changed_reads_no_abstract_and_repeats_the_builds
     assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp, entities=False).unchanged
 
 
+def test_a_rebuild_embeds_only_the_labels_it_has_not_embedded_before(tmp_path, hash_embedder, nlp, monkeypatch):
+    # The merge compares near-duplicate labels by their embeddings, kept in the extraction cache:
+    # a rebuild embeds only new labels, and its outputs are a clean build's.
+    import shutil
+    from pathlib import Path
+
+    from kg.pipeline import stages
+
+    embedded: list[str] = []
+
+    class Labels:  # the model as the merge sees it: each label it embeds recorded
+        def embed(self, texts):
+            embedded.extend(texts)
+            return hash_embedder.embed(texts)
+
+    real = stages._label_embed
+    monkeypatch.setattr(stages, "_label_embed", lambda embedder, precision, **kw: real(Labels(), precision, **kw))
+    src = tmp_path / "src"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "seeds", src)
+    out = tmp_path / "out"
+    kg.build([src], out, embedder=hash_embedder, nlp=nlp, store=False)
+    first = list(embedded)
+    assert first, "the seeds have near-duplicate labels to compare"
+    (src / "more.txt").write_text("ICLR 2026\n\nLarge language models (LLMs) answer questions with retrieval.\n")
+    embedded.clear()
+    again = kg.build([src], out, embedder=hash_embedder, nlp=nlp, store=False)
+    assert not set(embedded) & set(first) and len(embedded) < len(first)  # none embedded twice
+    monkeypatch.undo()
+    clean = kg.build([src], tmp_path / "clean", embedder=hash_embedder, nlp=nlp, store=False, cache=False)
+    for name in ("graph.nt", "graph.json", "stats.json", "keyphrases.jsonl"):
+        assert (again.out / name).read_bytes() == (clean.out / name).read_bytes(), name
+
+
 def test_files_written_one_at_a_time_are_the_bytes_of_the_in_memory_renderers(tmp_path, hash_embedder, nlp):
     # kg build streams each output to its file (no two held in memory); the in-memory API
     # (kg.rdf.rdf_files, kg.pipeline.render_outputs) must give the same bytes.
@@ -411,21 +444,27 @@ def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, ha
     assert _store_triples(tmp_path / "b") == _clean_load(nt, tmp_path / "clean")
 
 
-def test_a_damaged_previous_store_is_not_updated_but_loaded_whole(tmp_path, hash_embedder, nlp):
+@pytest.mark.parametrize("follow", [False, True])
+def test_a_damaged_previous_store_is_not_updated_but_loaded_whole(tmp_path, hash_embedder, nlp, follow):
     from kg.sparql.store import StoreLoad
+
+    def made(nt):
+        load = StoreLoad(out, nt, follow=follow)
+        if follow:
+            load.written()
+        load.ready()
+        return load
 
     _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
     tables = sorted((out / "store" / "data").glob("*.sst"))
     assert tables
     tables[-1].write_bytes(b"damaged")
-    load = StoreLoad(out, nt)
-    load.ready()
+    load = made(nt)
     assert load.how == "loaded"
     load.discard()
     for table in tables:
         table.unlink()
-    load = StoreLoad(out, nt)
-    load.ready()
+    load = made(nt)
     assert load.how == "loaded"
     load.discard()
     assert not list(out.glob(".store-*"))

@@ -389,6 +389,19 @@ def test_a_cache_that_cannot_be_written_is_an_output_error_and_not_set_aside(tmp
         ExtractionCache(tmp_path / "out.txt" / ".cache")
 
 
+def test_a_cached_label_vector_that_is_none_is_a_miss(tmp_path):
+    import numpy as np
+
+    from kg.extract.cache import ExtractionCache
+
+    cache = ExtractionCache(tmp_path)
+    cache.put_vectors([("a", np.array([0.5, -1.0], dtype=np.float32))])
+    cache._put("vectors", [("b", b"xyz"), ("c", "text"), ("d", b"")])  # damaged rows, or another's
+    found = cache.get_vectors(["a", "b", "c", "d", "e"])
+    cache.close()
+    assert list(found) == ["a"] and found["a"].tolist() == [0.5, -1.0]
+
+
 def test_a_build_removes_the_store_folders_an_interrupted_build_left(tmp_path, hash_embedder, nlp):
     f = tmp_path / "a.txt"
     f.write_text("ICML 2026\n\nGraph neural networks pass messages along edges.\n")

@@ -68,7 +68,8 @@ def _decode_entities(value: object):
 
 
 class ExtractionCache:
-    """Extraction results by document key, in ``<folder>/extractions.sqlite``."""
+    """Extraction results by document key, and the embeddings of the concept labels the merge
+    compares by text key (`kg.pipeline.stages`), in ``<folder>/extractions.sqlite``."""
 
     def __init__(self, folder: str | Path):
         self.path = Path(folder) / "extractions.sqlite"
@@ -90,6 +91,7 @@ class ExtractionCache:
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         db.execute("CREATE TABLE IF NOT EXISTS extraction (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.execute("CREATE TABLE IF NOT EXISTS entities (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None:
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
@@ -117,6 +119,24 @@ class ExtractionCache:
                 if row is not None:  # else a miss: extracted again, and the row replaced
                     found[key] = row
         return found
+
+    def get_vectors(self, keys: Sequence[str]) -> dict:
+        """Embeddings (float32 arrays) by key, for the keys the cache holds (a row that is no
+        array of float32 is a miss)."""
+        import numpy as np
+
+        def decode(value: object):
+            if not isinstance(value, bytes) or not value or len(value) % 4:
+                return None
+            return np.frombuffer(value, dtype="<f4")
+
+        return self._get("vectors", keys, decode)
+
+    def put_vectors(self, items: Iterable[tuple[str, object]]) -> None:
+        """Store embeddings (float32 arrays) by key."""
+        import numpy as np
+
+        self._put("vectors", [(key, np.asarray(vector, dtype="<f4").tobytes()) for key, vector in items])
 
     def put_entities(self, items: Iterable[tuple[str, object]]) -> None:
         """Store `kg.extract.entities.PaperEntities` by document key."""

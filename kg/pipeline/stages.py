@@ -233,16 +233,46 @@ def _entities_with_cache(papers: Sequence[Paper], options: _Options, *, fingerpr
     return [(p.id, fresh[p.id] if p.id in fresh else known[keys[p.id]]) for p in papers]
 
 
-def _label_embed(embedder, precision: str):
+def _label_embed(embedder, precision: str, *, cache: Path | None = None, fingerprint: str = ""):
     """Concept labels are embedded by the model that ranked the keyphrases (the packaged one
-    unless *embedder* is given), loaded only if some near-duplicate labels need it."""
+    unless *embedder* is given), loaded only if some near-duplicate labels need it. With a
+    *cache* folder, each label's embedding is kept in the extraction cache under the extraction
+    *fingerprint* and its text, and only new labels are embedded: the model embeds a text the
+    same, to the bit, whatever it is batched with (`kg.extract.embed.SentenceEmbedder.embed`), so
+    a rebuild gives what a clean build gives."""
 
-    def embed(texts):
+    def model_embed(texts):
         if embedder is not None:
             return embedder.embed(texts)
         from kg.extract.embed import load_embedder
 
         return load_embedder(precision).embed(texts)
+
+    if cache is None:
+        return model_embed
+
+    def embed(texts):
+        import numpy as np
+
+        from kg.extract.cache import ExtractionCache, document_key
+
+        texts = list(texts)
+        key_of = {t: document_key(fingerprint, "label\x00" + t) for t in texts}
+        store = ExtractionCache(cache)
+        try:
+            held = store.get_vectors(list(key_of.values()))
+            found = {t: held[k] for t, k in key_of.items() if k in held}
+            missing = [t for t in key_of if t not in found]
+            if missing or len({len(v) for v in found.values()}) > 1:
+                vectors = np.asarray(model_embed(missing), dtype=np.float32) if missing else None
+                if vectors is None or any(len(v) != vectors.shape[1] for v in found.values()):
+                    missing = list(key_of)  # cached rows of another length (a damaged cache): all embedded again
+                    vectors = np.asarray(model_embed(missing), dtype=np.float32)
+                found.update(zip(missing, vectors))
+                store.put_vectors((key_of[t], v) for t, v in zip(missing, vectors))
+        finally:
+            store.close()
+        return np.vstack([found[t] for t in texts]) if texts else model_embed([])
 
     return embed
 
@@ -378,7 +408,9 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
         gc.disable()  # loading spaCy turns it back on
         with timeline.stage("merge"):
             index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
-                                   embed=_label_embed(models or embedder, settings.precision),
+                                   embed=_label_embed(models or embedder, settings.precision,
+                                                      cache=Path(out) / ".cache" if options.cache else None,
+                                                      fingerprint=fingerprint),
                                    texts={p.id: p.document for p in papers})
         with timeline.stage("specificity"):
             index = score_specificity(index, {p.id: p.document for p in papers},

@@ -224,33 +224,62 @@ def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: P
     return _apply_changes(folder, previous=previous, removed=removed, added=added, expected=expected)
 
 
+class _Copy:
+    """A copy of a build's previous store, open, being updated into the new one (`_copy_of`):
+    `drop` closes it and removes its files (the caller may still hold this object)."""
+
+    def __init__(self, store, data: Path) -> None:
+        self.store, self.data, self.triples = store, data, len(store)
+
+    def drop(self) -> None:
+        self.store = None  # closes it
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+def _copy_of(previous: Path, data: Path) -> _Copy | None:
+    """The store *previous* copied to *data* (Oxigraph's backup: hard links to its immutable
+    files), opened and counted; None (nothing left at *data*) when it cannot be read."""
+    import pyoxigraph as ox
+
+    try:
+        ox.Store.read_only(str(previous)).backup(str(data))
+        return _Copy(ox.Store(str(data)), data)
+    except (OSError, RuntimeError, SyntaxError, ValueError):  # RuntimeError: RocksDB's "Corruption: ..."
+        shutil.rmtree(data, ignore_errors=True)
+        return None
+
+
 def _apply_changes(folder: Path, *, previous: Path, removed: list[bytes], added: list[bytes],
-                   expected: int) -> int | None:
-    """The store *previous* copied to *folder*/data with the triples of the *removed* lines taken
-    out and those of the *added* ones put in, when the copy then holds the *expected* triples;
-    None (and nothing left in *folder*) when too much changed or the previous store is not what
-    its file says (`_update_in_process`)."""
+                   expected: int, copied: _Copy | None = None) -> int | None:
+    """The store *previous* copied to *folder*/data (or *copied*, its copy already made by
+    `_copy_of`) with the triples of the *removed* lines taken out and those of the *added* ones
+    put in, when the copy then holds the *expected* triples; None (and nothing left in
+    *folder*) when too much changed or the previous store is not what its file says
+    (`_update_in_process`)."""
     import pyoxigraph as ox
 
     if len(removed) + len(added) > _MAX_CHANGED * expected:
+        if copied is not None:
+            copied.drop()
         return None
-    data = folder / "data"
+    copied = copied or _copy_of(previous, folder / "data")
+    if copied is None:
+        return None
+    store = copied.store
     try:
-        ox.Store.read_only(str(previous)).backup(str(data))
-        store = ox.Store(str(data))
-        before = len(store)
         for quad in ox.parse(b"".join(removed), format=ox.RdfFormat.N_TRIPLES):
             store.remove(quad)
         store.extend(ox.parse(b"".join(added), format=ox.RdfFormat.N_TRIPLES))
         store.flush()
         store.optimize()  # without it, queries at 10,000 papers took up to 1.7x as long (1.6 s)
         triples = len(store)
-        del store  # closes it
-    except (OSError, RuntimeError, SyntaxError, ValueError):  # RuntimeError: RocksDB's "Corruption: ..."
-        triples = before = None
-    if before != expected - len(added) + len(removed) or triples != expected:
-        shutil.rmtree(data, ignore_errors=True)
+    except (OSError, RuntimeError, SyntaxError, ValueError):
+        triples = None
+    del store
+    if copied.triples != expected - len(added) + len(removed) or triples != expected:
+        copied.drop()
         return None
+    copied.store = None  # closes it
     return triples
 
 
@@ -325,6 +354,7 @@ def _update_following(folder: Path, *, nt: Path, previous: Path, previous_nt: Pa
     with previous_nt.open("rb", buffering=1 << 20) as f:
         old_hashes = list(map(hash, f))
     old = set(old_hashes)
+    copied = _copy_of(previous, folder / "data")  # made and counted while the file is still being written
     new: set[int] = set()
     added: list[bytes] = []
     lines = 0
@@ -332,18 +362,20 @@ def _update_following(folder: Path, *, nt: Path, previous: Path, previous_nt: Pa
     for piece in _follow(nt, finished):
         got = piece.splitlines(keepends=True)
         lines += len(got)
-        if len(added) > limit:
+        if copied is None or len(added) > limit:
             continue  # loaded whole: the rest is only waited for
         hashes = list(map(hash, got))
         new.update(hashes)
         added += compress(got, [h not in old for h in hashes])
-    if len(added) > limit:
+    if copied is None or len(added) > limit:
+        if copied is not None:
+            copied.drop()
         return None
     removed = old - new
     del new
     with previous_nt.open("rb", buffering=1 << 20) as f:
         gone = list(compress(f, map(removed.__contains__, old_hashes))) if removed else []
-    return _apply_changes(folder, previous=previous, removed=gone, added=added, expected=lines)
+    return _apply_changes(folder, previous=previous, removed=gone, added=added, expected=lines, copied=copied)
 
 
 def _store_command(folder: Path, *, nt: Path, previous: Path | None = None, previous_nt: Path | None = None,
