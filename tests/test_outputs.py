@@ -222,8 +222,8 @@ def test_a_rebuild_embeds_only_the_labels_it_has_not_embedded_before(tmp_path, h
             embedded.extend(texts)
             return hash_embedder.embed(texts)
 
-    real = stages._label_embed
-    monkeypatch.setattr(stages, "_label_embed", lambda embedder, precision, **kw: real(Labels(), precision, **kw))
+    real = stages.label_embedder
+    monkeypatch.setattr(stages, "label_embedder", lambda embedder, precision, **kw: real(Labels(), precision, **kw))
     src = tmp_path / "src"
     shutil.copytree(Path(__file__).resolve().parent.parent / "seeds", src)
     out = tmp_path / "out"
@@ -363,7 +363,7 @@ def _written_slowly(source, target, pieces=7):
 
 
 def test_a_file_followed_while_written_is_read_whole_in_whole_lines(tmp_path):
-    from kg.sparql import store as serve
+    from kg.sparql import loading as serve
 
     source = tmp_path / "a.nt"
     source.write_bytes(b"".join(b'<urn:s%d> <urn:p> "%d" .\n' % (i, i) for i in range(5000)) + b"<urn:last> <urn:p> <urn:o> .")
@@ -375,7 +375,7 @@ def test_a_file_followed_while_written_is_read_whole_in_whole_lines(tmp_path):
     writer.join()
     assert b"".join(pieces) == source.read_bytes()
     assert all(piece.endswith(b"\n") for piece in pieces[:-1]) and pieces[-1] == b"<urn:last> <urn:p> <urn:o> ."
-    assert serve._statement_lines(b"".join(pieces)) == serve._count_statements(source) == 5001
+    assert serve._statement_lines(b"".join(pieces)) == serve.count_statements(source) == 5001
 
 
 @pytest.mark.parametrize("previous, process", [(True, True), (False, True), (True, False)])
@@ -428,7 +428,7 @@ def test_a_store_following_a_build_that_stopped_is_dropped(tmp_path, hash_embedd
 
 
 def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, hash_embedder, nlp, monkeypatch):
-    from kg.sparql import store as serve
+    from kg.sparql import loading as serve
 
     _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
     removed, added, lines = serve._changed_lines(out / "graph.nt", nt)
@@ -485,7 +485,7 @@ def test_a_failed_store_update_is_an_output_error_and_leaves_the_previous_output
     kg.build([abstracts(tmp_path, 4)], out, embedder=hash_embedder, nlp=nlp)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     store_before = _store_triples(out / "store")
-    monkeypatch.setattr(serve, "_store_command", lambda *args, **kwargs: [sys.executable, "-c", how])
+    monkeypatch.setattr(serve, "store_command", lambda *args, **kwargs: [sys.executable, "-c", how])
     with pytest.raises(OutputError, match=error):
         kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
@@ -494,7 +494,7 @@ def test_a_failed_store_update_is_an_output_error_and_leaves_the_previous_output
 
 
 def test_changed_lines_are_those_of_one_file_only(tmp_path):
-    from kg.sparql.store import _changed_lines
+    from kg.sparql.loading import _changed_lines
 
     old, new = tmp_path / "old.nt", tmp_path / "new.nt"
     old.write_bytes(b'<a> <p> <b> .\n<a> <p> <c> .\n<d> <p> "x" .\n')
@@ -508,7 +508,7 @@ def test_where_no_process_can_be_started_the_store_is_loaded_in_the_build_proces
     from kg.sparql.store import StoreLoad
 
     _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
-    monkeypatch.setattr(serve, "_store_command", lambda *args, **kwargs: [str(tmp_path / "no-such-program")])
+    monkeypatch.setattr(serve, "store_command", lambda *args, **kwargs: [str(tmp_path / "no-such-program")])
     load = StoreLoad(out, nt)
     load.ready()
     assert load.how == "loaded"

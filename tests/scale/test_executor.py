@@ -9,9 +9,9 @@ import signal
 
 import psutil
 import pytest
-from support import SEEDS
 from rdflib import Graph
 from rdflib.compare import isomorphic
+from support import SEEDS
 
 import kg
 from kg.errors import ExecutorError
@@ -302,18 +302,18 @@ def test_a_build_with_the_packaged_model_runs_it_in_a_model_process_and_stops_it
 
 
 def test_under_dask_local_a_few_documents_go_to_the_model_process_and_many_to_the_cluster():
-    from kg.pipeline.stages import DASK_LOCAL_MIN_DOCUMENTS, _runner
+    from kg.pipeline.extraction import DASK_LOCAL_MIN_DOCUMENTS, runner_for
 
     models = object()  # stands for a started ModelProcess
     few, many = DASK_LOCAL_MIN_DOCUMENTS - 1, DASK_LOCAL_MIN_DOCUMENTS
-    assert _runner("local", models, many) is models
-    assert _runner("dask-local:2", models, few) is models
-    assert _runner("dask-local:2", models, many) == "dask-local:2"
-    assert _runner(parse_executor("dask-local:2"), models, many) == parse_executor("dask-local:2")
-    assert _runner("dask://127.0.0.1:8786", models, few) == "dask://127.0.0.1:8786"  # a cluster of one's own: always used
-    assert _runner("dask-local:2", None, few) == "dask-local:2"  # no model process could be started
+    assert runner_for("local", models, many) is models
+    assert runner_for("dask-local:2", models, few) is models
+    assert runner_for("dask-local:2", models, many) == "dask-local:2"
+    assert runner_for(parse_executor("dask-local:2"), models, many) == parse_executor("dask-local:2")
+    assert runner_for("dask://127.0.0.1:8786", models, few) == "dask://127.0.0.1:8786"  # a cluster of one's own: always used
+    assert runner_for("dask-local:2", None, few) == "dask-local:2"  # no model process could be started
     with open_executor("local") as opened:  # an open executor is used as given
-        assert _runner(opened, models, few) is opened
+        assert runner_for(opened, models, few) is opened
 
 
 @pytest.mark.model

@@ -431,16 +431,18 @@ def test_both_store_loaders_load_every_triple_and_leave_a_readable_store(tmp_pat
     (otherwise) both load, then compact (optimize), the store; it answers queries afterwards."""
     import pyoxigraph as ox
 
-    from kg.sparql import store as serve
+    from kg.sparql import loading as serve
 
     build = _write_build(fixture_graph(), tmp_path / "out")
     nt = build / "graph.nt"
     folder = tmp_path / "new-store"
     folder.mkdir()
     if loader == "in-process":
-        triples = serve._load_in_process(folder, nt=nt)
+        triples = serve.load_in_process(folder, nt=nt)
     else:
-        triples = serve._load(serve.oxigraph_binary(), nt, folder)
+        from kg.sparql.store import oxigraph_binary
+
+        triples = serve.load_with_program(oxigraph_binary(), nt, folder)
     assert triples == len(nt.read_text().splitlines()) > 100
     store = ox.Store.read_only(str(folder / "data"))
     assert len(store) == triples
@@ -450,7 +452,7 @@ def test_both_store_loaders_load_every_triple_and_leave_a_readable_store(tmp_pat
 def test_the_store_loaded_in_pieces_holds_what_a_whole_load_holds(tmp_path, monkeypatch):
     """graph.nt is bulk-loaded in pieces (the loader's memory follows the piece): with pieces of
     a few lines, the store holds exactly the triples of one load of the whole file."""
-    from kg.sparql import store as serve
+    from kg.sparql import loading as serve
 
     build = _write_build(fixture_graph(), tmp_path / "out")
     nt = build / "graph.nt"
@@ -459,7 +461,7 @@ def test_the_store_loaded_in_pieces_holds_what_a_whole_load_holds(tmp_path, monk
     monkeypatch.setattr(serve, "_PIECE_BYTES", 2_000)
     folder = tmp_path / "pieces"
     folder.mkdir()
-    triples = serve._load_in_process(folder, nt=nt)
+    triples = serve.load_in_process(folder, nt=nt)
     assert nt.stat().st_size > 20 * 2_000  # so the file was loaded in many pieces
     store = ox.Store.read_only(str(folder / "data"))
     assert triples == len(whole) == len(store)
@@ -470,7 +472,7 @@ def test_a_graph_nt_with_blank_nodes_is_loaded_whole_so_they_stay_one_node(tmp_p
     """Each bulk load gives a file's blank nodes new names: a file that has them (kg writes none,
     but a graph.nt may come from elsewhere) is loaded whole, so that ``_:b`` on two lines far
     apart stays one node."""
-    from kg.sparql import store as serve
+    from kg.sparql import loading as serve
 
     lines = ["_:b <http://example.org/p> <http://example.org/first> ."]
     lines += [f"<http://example.org/s{i}> <http://example.org/p> \"{'x' * 80} {i}\" ." for i in range(200)]
@@ -480,7 +482,7 @@ def test_a_graph_nt_with_blank_nodes_is_loaded_whole_so_they_stay_one_node(tmp_p
     monkeypatch.setattr(serve, "_PIECE_BYTES", 1_000)
     folder = tmp_path / "store"
     folder.mkdir()
-    assert serve._load_in_process(folder, nt=nt) == 202
+    assert serve.load_in_process(folder, nt=nt) == 202
     store = ox.Store.read_only(str(folder / "data"))
     rows = list(store.query("SELECT ?b WHERE { ?b <http://example.org/p> <http://example.org/first> . "
                             "<http://example.org/last> <http://example.org/q> ?b }"))
