@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,7 @@ from kg.text.chars import utf8
 from kg.view.mapdata import MapSettings
 
 __all__ = ["EXPLORER_FILE", "EXPLORER_FORMAT", "MAX_EVIDENCE", "MAX_LISTED", "MAX_RELATED", "RELATION_GROUPS", "SEARCH_FILE",
-           "Explorer", "MapFile", "SearchFile", "StaleExplorerFile", "ranked_matches"]
+           "Explorer", "MapFile", "SearchFile", "StaleExplorerFile", "ranked_matches", "write_search_db"]
 
 # The explorer's build outputs (docs/model.md), which `kg serve` reads instead of graph.json:
 EXPLORER_FILE = "explorer.json"  # the map payload, as /api/map answers it, behind a format marker
@@ -358,7 +359,6 @@ class SearchFile:
     short for it (1 character; 2 for rank 3), by reading the texts in order until enough are found."""
 
     def __init__(self, path: str | Path) -> None:
-        import sqlite3
         import threading
 
         self.path = Path(path)
@@ -387,6 +387,12 @@ class SearchFile:
         q = _storable(_search_key(q or ""))
         if not q or limit <= 0:
             return []
+        try:
+            return self._search(q, limit)
+        except sqlite3.DatabaseError as e:  # a file damaged since the start (its head was read then)
+            raise _stale(self.path, f"cannot be searched ({e})") from None
+
+    def _search(self, q: str, limit: int) -> list[dict[str, Any]]:
         found: dict[int, tuple[str, str]] = {}
         with self._lock:
             for sql, params in self._streams(q):
@@ -440,8 +446,6 @@ def write_search_db(path: Path, entries) -> None:
     """The SQLite database of `SearchFile` at *path* (a new file), from *entries* as
     `Explorer._search_index` gives them: the same bytes for the same entries (rows written in a fixed
     order, no time or random in them, vacuumed)."""
-    import sqlite3
-
     order = sorted(entries, key=lambda e: (_KIND_ORDER[e[1]], -e[3], _storable(e[2]).lower(), _storable(e[0])))
     db = sqlite3.connect(path, isolation_level=None)
     try:
