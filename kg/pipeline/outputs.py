@@ -26,7 +26,7 @@ __all__ = ["OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_explorer", "emit_outpu
            "keyphrase_records", "keyphrase_rows", "output_files", "render_outputs", "signals_held", "write_records"]
 
 OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json",
-                "stats.json", "graph.gexf", "map.json", "explorer.json", "explorer-search.jsonl")
+                "stats.json", "graph.gexf", "map.json", "explorer.json", "explorer-search.sqlite")
 
 
 def output_files(entities: bool = True) -> tuple[str, ...]:
@@ -111,8 +111,9 @@ def _umask() -> int:
 class _Hashing:
     """A binary file that keeps the SHA-256 of what is written to it (for the manifest)."""
 
-    def __init__(self, f) -> None:
+    def __init__(self, f, folder: Path | None = None) -> None:
         self._f = f
+        self.folder = folder  # where a writer that needs a file of its own may make a temporary one
         self.sha256 = hashlib.sha256()
 
     def write(self, data) -> int:
@@ -145,7 +146,7 @@ class Staging:
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.out)
             self._staged[name] = Path(tmp)
             with os.fdopen(fd, "wb", buffering=1 << 20) as raw:
-                f = _Hashing(raw)
+                f = _Hashing(raw, self.out)
                 yield f
                 raw.flush()
                 os.fsync(raw.fileno())
@@ -239,7 +240,7 @@ def emit_outputs(G: nx.Graph, open_output, *, records: list[dict], stats: dict, 
 
 
 VIEW_FILES = ("graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json", "stats.json", "graph.gexf", "map.json",
-              "explorer.json", "explorer-search.jsonl")  # the outputs that are not RDF
+              "explorer.json", "explorer-search.sqlite")  # the outputs that are not RDF
 
 
 def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stats: dict, title: str = "kg",
@@ -271,14 +272,15 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
 
 def emit_explorer(G: nx.Graph, open_output) -> None:
     """Write what `kg serve` reads instead of graph.json (`kg.view.explorer`): ``explorer.json``, the map
-    payload ``/api/map`` sends as it is, and ``explorer-search.jsonl``, what ``/api/search`` looks through."""
+    payload ``/api/map`` sends as it is, and ``explorer-search.sqlite``, what ``/api/search`` queries (made in a
+    temporary file in the output folder when *open_output* gives a file of `Staging`, in the system's otherwise)."""
     from kg.view.explorer import EXPLORER_FILE, SEARCH_FILE, Explorer
 
     explorer = Explorer(G)
     with open_output(EXPLORER_FILE) as f:
         f.write(explorer.explorer_file())
     with open_output(SEARCH_FILE) as f:
-        explorer.write_search_file(f)
+        explorer.write_search_file(f, folder=getattr(f, "folder", None))
 
 
 def render_outputs(G: nx.Graph, *, records: list[dict], stats: dict, base: str, title: str = "kg",

@@ -5,8 +5,8 @@ nothing proportional to the build.
   server's title in place of the built one);
 * ``/api/node``: `kg.serve.details.StoreDetails`, SPARQL on the build's store, opened read-only in
   this process (1-2 ms a node, against 1.5-2.5 ms through the worker's HTTP);
-* ``/api/search``: `kg.view.explorer.SearchFile`, the build's explorer-search.jsonl read through at
-  each search (the same answers as `Explorer.search`, whose index it is);
+* ``/api/search``: `kg.view.explorer.SearchFile`, the build's explorer-search.sqlite, an SQLite
+  database of `Explorer.search`'s index with a trigram index, queried (the same answers);
 * the page needs no data; the counts `kg serve` prints are stats.json's.
 
 A file of the explorer that is missing or of another kg (`StaleExplorerFile`) is said once in the log

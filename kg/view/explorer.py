@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,13 +40,13 @@ from kg.text.chars import utf8
 from kg.view.mapdata import MapSettings
 
 __all__ = ["EXPLORER_FILE", "EXPLORER_FORMAT", "MAX_EVIDENCE", "MAX_LISTED", "MAX_RELATED", "RELATION_GROUPS", "SEARCH_FILE",
-           "Explorer", "MapFile", "SearchFile", "StaleExplorerFile", "ranked_matches"]
+           "Explorer", "MapFile", "SearchFile", "StaleExplorerFile", "ranked_matches", "write_search_db"]
 
 # The explorer's build outputs (docs/model.md), which `kg serve` reads instead of graph.json:
 EXPLORER_FILE = "explorer.json"  # the map payload, as /api/map answers it, behind a format marker
-SEARCH_FILE = "explorer-search.jsonl"  # what /api/search looks through: each node's label, aliases, titles, ids
-EXPLORER_FORMAT = 1  # the two files' format: bump it when either, or the payload, is written differently
-_MARKER = "kg_explorer"  # explorer.json's first key (its value EXPLORER_FORMAT); the search file's first line's
+SEARCH_FILE = "explorer-search.sqlite"  # what /api/search queries: each node's label, aliases, titles, ids, indexed
+EXPLORER_FORMAT = 2  # the two files' format: bump it when either, or the payload, is written differently
+_MARKER = "kg_explorer"  # explorer.json's first key (its value EXPLORER_FORMAT); the search file's meta row's
 _BUILT_TITLE = "kg"  # the title explorer.json is written with: the server puts its own in its place
 _CHUNK = 1 << 20  # bytes of explorer.json sent at a time
 
@@ -179,12 +180,21 @@ class Explorer:
 
         return _json_bytes({_MARKER: EXPLORER_FORMAT, **map_payload(self.G, title=_BUILT_TITLE, settings=self.settings)})
 
-    def write_search_file(self, f) -> None:
-        """`SEARCH_FILE`, a build output, to the binary file *f*: a line ``{"kg_explorer": EXPLORER_FORMAT}``,
-        then a JSON array per node (`_search_index`), which `SearchFile` reads to answer as `search` does."""
-        f.write(_json_bytes({_MARKER: EXPLORER_FORMAT}) + b"\n")
-        for entry in self._index:
-            f.write(_json_bytes(entry) + b"\n")
+    def write_search_file(self, f, *, folder: str | Path | None = None) -> None:
+        """`SEARCH_FILE`, a build output, to the binary file *f*: the SQLite database of `SearchFile`
+        (`write_search_db`), made in a temporary file in *folder* (the system's when None), then copied."""
+        import os
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(prefix=f".{SEARCH_FILE}.", suffix=".tmp", dir=folder)
+        os.close(fd)
+        try:
+            write_search_db(Path(tmp), self._index)
+            with open(tmp, "rb") as db:
+                while chunk := db.read(_CHUNK):
+                    f.write(chunk)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ search and details
     def search(self, q: str, *, limit: int = 20) -> list[dict[str, Any]]:
@@ -343,31 +353,126 @@ class MapFile:
 
 
 class SearchFile:
-    """`SEARCH_FILE` of a build, read through at each search (only its first line at start):
-    `search` answers what `Explorer.search` answers on the build's graph."""
+    """`SEARCH_FILE` of a build, an SQLite database (`write_search_db`) queried at each search
+    without reading it whole (only its format is read at start): `search` answers what
+    `Explorer.search` answers on the build's graph.
+
+    Its nodes are numbered in the ranking's order of kind, links, label and id, and its texts in
+    their nodes' order, so that the answer is, rank by rank (0 to 3), the texts of that rank in
+    their order, a node taken at its first text: each rank's texts are read as a stream that stops
+    once `limit` nodes are found. The texts of rank 0 and 1 (whole, or starting with *q*) are found
+    in the B-tree of their keys (read in order when they are many); those of rank 2 and 3 by the
+    trigram index (`_grams` of " q" and of q, its candidates checked with instr), or, for a *q* too
+    short for it (1 character; 2 for rank 3), by reading the texts in order until enough are found."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        head = _head(self.path, 256).partition(b"\n")[0]
-        found = re.fullmatch(rb'\{"kg_explorer":(\d+)\}', head)
-        _check_format(self.path, found and found[1])
+        import threading
 
-    def _entries(self, q: str) -> Iterator[tuple]:
-        """The file's entries that may hold *q*: with *q* one ASCII word (no space, quote, backslash
-        or control character, so written as it is in the JSON of any text that holds it), a line of
-        ASCII that does not hold it, lowercased, is skipped unparsed ("learning" at 1,000 abstracts: 17 ms,
-        against 55-90 ms parsing every line); every other line is parsed and `ranked_matches` decides."""
-        key = _search_key(q or "")
-        word = key.encode("ascii") if key.isascii() and key.isprintable() and not set(key) & set(' "\\') else None
-        with self.path.open("rb") as f:
-            f.readline()
-            for line in f:
-                if word is None or word in line.lower() or not line.isascii():
-                    yield json.loads(line)
+        self.path = Path(path)
+        _head(self.path, 16)  # missing or unreadable: said as for the other files
+        try:
+            self._db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+            found = self._db.execute("SELECT value FROM meta WHERE key = ?", (_MARKER,)).fetchone()
+        except sqlite3.Error as e:
+            raise _stale(self.path, f"not an explorer file of kg ({e})") from None
+        _check_format(self.path, str(found[0]).encode() if found and isinstance(found[0], int) else None)
+        self._lock = threading.Lock()
+
+    def _streams(self, q: str) -> Iterator[tuple[str, dict]]:
+        """The queries of the texts of rank 0, 1, 2 and 3, each in the texts' order."""
+        p = {"q": q, "end": q + _LAST, "grams": _grams(q) if len(q) >= 3 else None, "word": _grams(" " + q) if len(q) >= 2 else None}
+        yield "SELECT t.node, t.field, t.text FROM texts AS t WHERE t.key = :q ORDER BY t.id", p
+        many = self._db.execute("SELECT count(*) FROM (SELECT 1 FROM texts WHERE key > :q AND key < :end LIMIT 4096)", p).fetchone()[0]
+        yield ("SELECT t.node, t.field, t.text FROM texts AS t " + ("NOT INDEXED" if many >= 4096 else "INDEXED BY texts_key")
+               + " WHERE t.key > :q AND t.key < :end ORDER BY t.id"), p
+        word = "instr(' ' || t.key, ' ' || :q) AND substr(t.key, 1, length(:q)) != :q"
+        yield _in_order(word, "word" if p["word"] else None), p
+        yield _in_order("instr(t.key, :q) AND NOT instr(' ' || t.key, ' ' || :q)", "grams" if p["grams"] else None), p
 
     def search(self, q: str, *, limit: int = 20) -> list[dict[str, Any]]:
         """What `Explorer.search` answers on the graph the file was written from."""
-        return ranked_matches(q, self._entries(q), limit=limit)
+        q = _storable(_search_key(q or ""))
+        if not q or limit <= 0:
+            return []
+        try:
+            return self._search(q, limit)
+        except sqlite3.DatabaseError as e:  # a file damaged since the start (its head was read then)
+            raise _stale(self.path, f"cannot be searched ({e})") from None
+
+    def _search(self, q: str, limit: int) -> list[dict[str, Any]]:
+        found: dict[int, tuple[str, str]] = {}
+        with self._lock:
+            for sql, params in self._streams(q):
+                cursor = self._db.execute(sql, params)
+                for node, field, text in cursor:
+                    if len(found) >= limit:
+                        break
+                    found.setdefault(node, (field, text))
+                cursor.close()
+                if len(found) >= limit:
+                    break
+            rows = [self._db.execute("SELECT node, kind, label, links FROM nodes WHERE id = ?", (i,)).fetchone() for i in found]
+        return [{"id": n, "kind": _KINDS[kind], "label": label, "field": field, "matched": text, "links": links}
+                for (n, kind, label, links), (field, text) in zip(rows, found.values())]
+
+
+def _in_order(condition: str, grams: str | None) -> str:
+    """The texts meeting *condition*, in order: the candidates of the trigram query *grams* (a
+    parameter's name), or every text."""
+    if grams is None:
+        return f"SELECT t.node, t.field, t.text FROM texts AS t NOT INDEXED WHERE {condition} ORDER BY t.id"
+    return (f"SELECT t.node, t.field, t.text FROM grams CROSS JOIN texts AS t ON t.id = grams.rowid"
+            f" WHERE grams MATCH :{grams} AND {condition} ORDER BY grams.rowid")
+
+
+_KINDS = tuple(_KIND_ORDER)  # the kinds as the search file numbers them
+_LAST = "\U0010ffff"  # after q, the end of the range of the keys that start with q (UTF-8 order is code point order)
+_SEARCH_SCHEMA = """
+PRAGMA page_size = 4096;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE nodes (id INTEGER PRIMARY KEY, node TEXT NOT NULL, kind INTEGER NOT NULL, label TEXT NOT NULL, links INTEGER NOT NULL);
+CREATE TABLE texts (id INTEGER PRIMARY KEY, node INTEGER NOT NULL, pos INTEGER NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL,
+                    key TEXT NOT NULL);
+CREATE VIRTUAL TABLE grams USING fts5 (key, content='', columnsize=0, detail=none, tokenize='trigram case_sensitive 1');
+"""
+
+
+def _grams(q: str) -> str:
+    """The FTS5 query of the texts that may hold *q* (3 characters or more): every trigram at 0, 3, 6...
+    and the last one (its index keeps no positions, so that the texts found are checked with instr)."""
+    starts = sorted({*range(0, len(q) - 2, 3), len(q) - 3})
+    return " AND ".join('"' + q[i:i + 3].replace('"', '""') + '"' for i in starts)
+
+
+def _storable(text: str) -> str:
+    """*text* with each lone surrogate as U+FFFD, as SQLite (UTF-8) keeps it."""
+    return utf8(text).decode("utf-8")
+
+
+def write_search_db(path: Path, entries) -> None:
+    """The SQLite database of `SearchFile` at *path* (a new file), from *entries* as
+    `Explorer._search_index` gives them: the same bytes for the same entries (rows written in a fixed
+    order, no time or random in them, vacuumed)."""
+    order = sorted(entries, key=lambda e: (_KIND_ORDER[e[1]], -e[3], _storable(e[2]).lower(), _storable(e[0])))
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        db.executescript(_SEARCH_SCHEMA)
+        db.execute("BEGIN")
+        db.execute("INSERT INTO meta VALUES (?, ?)", (_MARKER, EXPLORER_FORMAT))
+        db.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?)", (
+            (i, _storable(n), _KIND_ORDER[kind], _storable(label), links) for i, (n, kind, label, links, _) in enumerate(order)))
+        db.executemany("INSERT INTO texts VALUES (NULL, ?, ?, ?, ?, ?)", (
+            (i, pos, field, _storable(text), _storable(_search_key(text)))
+            for i, (*_, pairs) in enumerate(order) for pos, (field, text) in enumerate(pairs)))
+        db.execute("INSERT INTO grams (rowid, key) SELECT id, key FROM texts")
+        db.execute("INSERT INTO grams (grams) VALUES ('optimize')")
+        db.execute("CREATE INDEX texts_key ON texts (key)")
+        db.execute("COMMIT")
+        db.execute("VACUUM")
+    finally:
+        db.close()
 
 
 def _json_bytes(value: Any) -> bytes:

@@ -90,19 +90,30 @@ def test_the_server_starts_and_answers_without_graph_json(tmp_path):
         assert server.explorer.summary == E.summary
 
 
-@pytest.mark.parametrize("damage", ["missing", "other format", "not kg's"])
+@pytest.mark.parametrize("damage", ["missing", "other format", "not kg's", "old jsonl"])
 def test_explorer_files_missing_or_of_another_kg_are_409_and_said_once(tmp_path, damage):
-    """An explorer file missing (a build of an older kg) or of another format: the server starts,
-    says so in its log, and the routes that need it answer 409 with the same message, not 500."""
+    """An explorer file missing (a build of an older kg), of another format or not kg's (the search
+    file: not an SQLite database, or one without kg's marker): the server starts, says so in its log,
+    and the routes that need it answer 409 with the same message, not 500."""
+    import sqlite3
+
     build = _write_build(fixture_graph(), tmp_path / "out")
-    for name in ("explorer.json", "explorer-search.jsonl"):
+    for name in ("explorer.json", "explorer-search.sqlite"):
         path = build / name
         if damage == "missing":
             path.unlink()
+        elif damage == "other format" and name == "explorer.json":
+            path.write_bytes(path.read_bytes().replace(b'{"kg_explorer":2', b'{"kg_explorer":999', 1))
         elif damage == "other format":
-            path.write_bytes(path.read_bytes().replace(b'{"kg_explorer":1', b'{"kg_explorer":999', 1))
-        else:
+            with contextlib.closing(sqlite3.connect(path)) as db, db:
+                db.execute("UPDATE meta SET value = 999")
+        elif damage == "old jsonl":  # what kg wrote before the database
+            path.write_bytes(b'{"kg_explorer":1}\n["concept:llm","concept","LLM",1,[["label","LLM"]]]\n')
+        elif name == "explorer.json":
             path.write_bytes(b"[]")
+        else:
+            with contextlib.closing(sqlite3.connect(path)) as db, db:
+                db.execute("DROP TABLE meta")
     lines: list[str] = []
     with start_server(build, port=0, timeout=1.0, log=lines.append) as server:
         said = [line for line in lines if "the explorer cannot" in line]
@@ -113,6 +124,38 @@ def test_explorer_files_missing_or_of_another_kg_are_409_and_said_once(tmp_path,
         assert _get(server.url)[0] == 200
         assert _get(server.url + "api/node?id=concept:large-language-model")[0] == 200
         assert _get(server.url + "api/node?id=concept:nothing-such")[0] == 404
+
+
+def test_a_search_file_damaged_after_the_start_is_409(tmp_path):
+    """The search file cut short while the server runs (it read only its head at the start): a
+    search answers 409, saying so, not 500."""
+    from kg.view.explorer import SearchFile, StaleExplorerFile
+
+    build = _write_build(fixture_graph(), tmp_path / "out")
+    path = build / "explorer-search.sqlite"
+    searcher = SearchFile(path)
+    path.write_bytes(path.read_bytes()[:4096 * 3] + b"\xff" * 4096)
+    with pytest.raises(StaleExplorerFile, match="cannot be searched .*rebuild with `kg build"):
+        for q in ("llm", "a", "language model", "p3"):
+            searcher.search(q, limit=100)
+
+
+def test_the_search_file_is_the_same_bytes_for_the_same_graph(tmp_path):
+    """explorer-search.sqlite, recorded in the manifest by its SHA-256, is the same bytes each time
+    it is written from the same graph (here from two Explorers, one in the system's temporary folder)."""
+    import io
+
+    from kg.view.explorer import SearchFile
+
+    written = []
+    for folder in (tmp_path, None):
+        f = io.BytesIO()
+        Explorer(fixture_graph()).write_search_file(f, folder=folder)
+        written.append(f.getvalue())
+    assert written[0] == written[1] and written[0].startswith(b"SQLite format 3\0")
+    assert list(tmp_path.iterdir()) == []  # its temporary file removed
+    (tmp_path / "s.sqlite").write_bytes(written[0])
+    assert SearchFile(tmp_path / "s.sqlite").search("llm", limit=100) == Explorer(fixture_graph()).search("llm", limit=100)
 
 
 def _get(url: str, headers: dict | None = None, data: bytes | None = None):
@@ -421,7 +464,7 @@ def test_store_is_loaded_once_and_reloaded_when_the_graph_changes(tmp_path):
     (build / "graph.nt").write_text("\n".join(lines[1:]) + "\n")
     again = prepare_store(build)
     assert again.reloaded and again.triples == first.triples - 1
-    assert sorted(p.name for p in build.iterdir()) == ["explorer-search.jsonl", "explorer.json", "graph.json", "graph.nt",
+    assert sorted(p.name for p in build.iterdir()) == ["explorer-search.sqlite", "explorer.json", "graph.json", "graph.nt",
                                                         "stats.json", "store"]
 
 
@@ -1157,7 +1200,7 @@ def test_text_that_is_not_unicode_is_400_not_500(served, how):
 
 def test_the_seeds_build_writes_what_the_explorer_answered_from_graph_json(seeds_build):
     """explorer.json, sent by kg serve, is byte for byte the /api/map the Explorer made from graph.json
-    (same title); explorer-search.jsonl answers each search as the Explorer did; stats.json's counts
+    (same title); explorer-search.sqlite answers each search as the Explorer did; stats.json's counts
     are the Explorer's."""
     from kg.serve.explorer import StoredExplorer
 
