@@ -427,14 +427,16 @@ def _in_order(condition: str, grams: str | None) -> str:
 
 _KINDS = tuple(_KIND_ORDER)  # the kinds as the search file numbers them
 _LAST = "\U0010ffff"  # after q, the end of the range of the keys that start with q (UTF-8 order is code point order)
-_SEARCH_SCHEMA = """
-PRAGMA page_size = 4096;
-CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-CREATE TABLE nodes (id INTEGER PRIMARY KEY, node TEXT NOT NULL, kind INTEGER NOT NULL, label TEXT NOT NULL, links INTEGER NOT NULL);
-CREATE TABLE texts (id INTEGER PRIMARY KEY, node INTEGER NOT NULL, pos INTEGER NOT NULL, field TEXT NOT NULL, text TEXT NOT NULL,
-                    key TEXT NOT NULL);
-CREATE VIRTUAL TABLE grams USING fts5 (key, content='', columnsize=0, detail=none, tokenize='trigram case_sensitive 1');
-"""
+_SEARCH_SCHEMA = "\n".join((  # one statement a line
+    "PRAGMA page_size = 4096;",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;",
+    "CREATE TABLE nodes (id INTEGER PRIMARY KEY, node TEXT NOT NULL, kind INTEGER NOT NULL, label TEXT NOT NULL,"
+    " links INTEGER NOT NULL);",
+    "CREATE TABLE texts (id INTEGER PRIMARY KEY, node INTEGER NOT NULL, pos INTEGER NOT NULL, field TEXT NOT NULL,"
+    " text TEXT NOT NULL, key TEXT NOT NULL);",
+    "CREATE VIRTUAL TABLE grams USING fts5 (key, content='', columnsize=0, detail=none,"
+    " tokenize='trigram case_sensitive 1');",
+))
 
 
 def _grams(q: str) -> str:

@@ -12,7 +12,7 @@ STAGES = ["setup", "up-to-date check", "start model process", "read", "extract: 
           "paper labels", "graph", "keyphrases.jsonl", "release inputs", "map (clusters, layout)", "fork views writer",
           "rdf: graph.nt, graph.ttl, graph.jsonld", "wait for views",
           *(VIEWS + name for name in ("stats figures", "graph.html", "graph.json", "stats.json", "graph.gexf", "map.json",
-                                      "explorer.json", "explorer-search.jsonl")),
+                                      "explorer.json", "explorer-search.sqlite")),
           "wait for store", "rename into place", "store finish", TOTAL]
 
 
