@@ -69,7 +69,7 @@ def _decode_entities(value: object):
 
 class ExtractionCache:
     """Extraction results by document key, and the embeddings of the concept labels the merge
-    compares by text key (`kg.pipeline.stages`), in ``<folder>/extractions.sqlite``."""
+    compares by text key (`kg.pipeline.extraction.label_embedder`), in ``<folder>/extractions.sqlite``."""
 
     def __init__(self, folder: str | Path):
         self.path = Path(folder) / "extractions.sqlite"

@@ -146,11 +146,13 @@ def label_embedder(embedder, precision: str, *, cache: Path | None = None, finge
         try:
             held = store.get_vectors(list(key_of.values()))
             found = {t: held[k] for t, k in key_of.items() if k in held}
+            if len({len(v) for v in found.values()}) > 1:
+                found = {}  # cached rows of two lengths (a damaged cache): all embedded again
             missing = [t for t in key_of if t not in found]
-            if missing or len({len(v) for v in found.values()}) > 1:
-                vectors = np.asarray(model_embed(missing), dtype=np.float32) if missing else None
-                if vectors is None or any(len(v) != vectors.shape[1] for v in found.values()):
-                    missing = list(key_of)  # cached rows of another length (a damaged cache): all embedded again
+            if missing:
+                vectors = np.asarray(model_embed(missing), dtype=np.float32)
+                if found and len(next(iter(found.values()))) != vectors.shape[1]:
+                    missing = list(key_of)  # cached rows of another length: all embedded again
                     vectors = np.asarray(model_embed(missing), dtype=np.float32)
                 found.update(zip(missing, vectors))
                 store.put_vectors((key_of[t], v) for t, v in zip(missing, vectors))

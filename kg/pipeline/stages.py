@@ -434,9 +434,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
                 if key is not None:
                     try:
                         write_manifest(cache_dir, key, Path(out), staging.sha256,
-                                       {"warnings": [[w.file, w.where, w.message, w.reason] for w in built],
-                                        "read_warnings": [[w.file, w.where, w.message, w.reason]
-                                                          for w in read_warnings]})
+                                       {"warnings": _warning_rows(built), "read_warnings": _warning_rows(read_warnings)})
                     except OSError:  # the outputs are in place; without a manifest the next build just does not skip
                         forget_manifest(cache_dir)
             if loading is not None:
@@ -452,6 +450,11 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
         raise
     return BuildResult(stats, tuple(warnings), Path(out), tuple(files),
                        extraction={"computed": n_papers - merged.cached, "from_cache": merged.cached}, _graph=G)
+
+
+def _warning_rows(warnings: Sequence[Diagnostic]) -> list[list[str]]:
+    """*warnings* as the manifest keeps them (`_up_to_date` reads them back)."""
+    return [[w.file, w.where, w.message, w.reason] for w in warnings]
 
 
 def _warning_counts(report: ReadReport, built: Sequence[Diagnostic]) -> Counter:

@@ -66,35 +66,34 @@ def same_library(version: str) -> bool:
 _PIECE_BYTES = 16 << 20  # graph.nt is bulk-loaded this many bytes (of whole lines) at a time
 
 
-def _bulk_load_pieces(store, nt: Path) -> bool:
-    """Bulk-load *nt* into *store* in pieces of about `_PIECE_BYTES` of whole lines, so that the
-    loader's memory follows the piece, not the file (benchmarks/README.md, scaling); False, with
-    what was loaded left in *store*, at a piece holding a blank node: the loader gives each load
-    its own blank nodes, so a file that has them must be loaded whole (kg writes none)."""
+def _whole(timeout: float) -> bool:
+    """`_follow`'s *finished* for a file already whole."""
+    return True
+
+
+def load_in_process(folder: Path, *, nt: Path, finished: Callable[[float], bool] = _whole) -> int:
+    """Load the N-Triples file *nt* (one triple a line) into a new store at *folder*/data with
+    pyoxigraph's bulk loader, then compact it (`Store.optimize`); the triple count.
+
+    The file is loaded in pieces of about `_PIECE_BYTES` of whole lines (`_follow`: with
+    *finished*, as a writer still appends them), so that the loader's memory follows the piece,
+    not the file (benchmarks/README.md, scaling). A piece holding a blank node stops that: the
+    loader gives each load its own blank nodes, so a file that has them is loaded whole once it
+    is (kg writes none). The bulk loader runs outside the GIL, so other threads go on meanwhile."""
     import pyoxigraph as ox
 
     from kg.sparql.remote import has_blank_node
 
-    with nt.open("rb") as f:
-        while lines := f.readlines(_PIECE_BYTES):
-            piece = b"".join(lines)
-            if b"_:" in piece and has_blank_node(lines):
-                return False
-            store.bulk_load(input=piece, format=ox.RdfFormat.N_TRIPLES)
-    return True
-
-
-def load_in_process(folder: Path, *, nt: Path) -> int:
-    """Load the N-Triples file *nt* (one triple a line) into a new store at *folder*/data with
-    pyoxigraph's bulk loader, in pieces (`_bulk_load_pieces`), then compact it
-    (`Store.optimize`); the triple count.
-
-    The bulk loader runs outside the GIL, so other threads go on meanwhile."""
-    import pyoxigraph as ox
-
+    expected, whole = 0, False
     try:
         store = ox.Store(str(folder / "data"))
-        if not _bulk_load_pieces(store, nt):
+        for piece in _follow(nt, finished):
+            expected += _statement_lines(piece)
+            if not whole and b"_:" in piece and has_blank_node(piece.splitlines(keepends=True)):
+                whole = True
+            if not whole:
+                store.bulk_load(input=piece, format=ox.RdfFormat.N_TRIPLES)
+        if whole:
             del store
             shutil.rmtree(folder / "data")
             store = ox.Store(str(folder / "data"))
@@ -105,7 +104,6 @@ def load_in_process(folder: Path, *, nt: Path) -> int:
         del store  # closes it
     except (OSError, SyntaxError, ValueError) as e:
         raise OutputError(f"{nt}: oxigraph could not load it ({e})") from e
-    expected = count_statements(nt)
     if triples != expected:
         raise OutputError(f"{nt}: {expected} triples, but the store holds {triples}; the store was not replaced")
     return triples
@@ -245,38 +243,6 @@ def _statement_lines(text: bytes) -> int:
     return sum(1 for line in text.split(b"\n") if (kept := line.strip()) and not kept.startswith(b"#"))
 
 
-def _load_following(folder: Path, *, nt: Path, finished: Callable[[float], bool]) -> int:
-    """`load_in_process` of an N-Triples file still being written (`_follow`): each piece is
-    bulk-loaded as it comes, while the build writes the rest of its outputs."""
-    import pyoxigraph as ox
-
-    from kg.sparql.remote import has_blank_node
-
-    expected, whole = 0, False
-    try:
-        store = ox.Store(str(folder / "data"))
-        for piece in _follow(nt, finished):
-            expected += _statement_lines(piece)
-            if not whole and b"_:" in piece and has_blank_node(piece.splitlines(keepends=True)):
-                whole = True  # loaded whole once written (`_bulk_load_pieces` says why)
-            if not whole:
-                store.bulk_load(input=piece, format=ox.RdfFormat.N_TRIPLES)
-        if whole:
-            del store
-            shutil.rmtree(folder / "data")
-            store = ox.Store(str(folder / "data"))
-            store.bulk_load(path=str(nt), format=ox.RdfFormat.N_TRIPLES)
-        store.flush()
-        store.optimize()
-        triples = len(store)
-        del store
-    except (OSError, SyntaxError, ValueError) as e:
-        raise OutputError(f"{nt}: oxigraph could not load it ({e})") from e
-    if triples != expected:
-        raise OutputError(f"{nt}: {expected} triples, but the store holds {triples}; the store was not replaced")
-    return triples
-
-
 def _update_following(folder: Path, *, nt: Path, previous: Path, previous_nt: Path,
                       finished: Callable[[float], bool]) -> int | None:
     """`_update_in_process` of an N-Triples file still being written: the previous file's lines
@@ -340,20 +306,20 @@ def _store_main(argv: Sequence[str]) -> int:
     """A store made as a program ([--follow] FOLDER NT [PREVIOUS PREVIOUS_NT]): `_update_in_process` when
     a previous store is given, else (or when too much changed) `load_in_process`; with
     ``--follow``, their kinds that read NT as it is written (`_update_following`,
-    `_load_following`; `_writer_done`). Writes ``updated N`` or ``loaded N`` (N triples) to
+    `load_in_process` with *finished*; `_writer_done`). Writes ``updated N`` or ``loaded N`` (N triples) to
     stdout; an `OutputError` is its message on stderr and its exit code."""
     follow = bool(argv) and argv[0] == "--follow"
     folder, nt, *previous = map(Path, argv[1:] if follow else argv)
+    finished = _writer_done if follow else _whole
     try:
         triples, how = None, "updated"
         if previous and follow:
-            triples = _update_following(folder, nt=nt, previous=previous[0], previous_nt=previous[1], finished=_writer_done)
+            triples = _update_following(folder, nt=nt, previous=previous[0], previous_nt=previous[1], finished=finished)
+            finished = _whole  # (an update that gave way read the file to its end)
         elif previous:
             triples = _update_in_process(folder, nt=nt, previous=previous[0], previous_nt=previous[1])
-        if triples is None and follow and not previous:
-            triples, how = _load_following(folder, nt=nt, finished=_writer_done), "loaded"
-        elif triples is None:  # (when following, the update read the file to its end)
-            triples, how = load_in_process(folder, nt=nt), "loaded"
+        if triples is None:
+            triples, how = load_in_process(folder, nt=nt, finished=finished), "loaded"
     except OutputError as e:
         sys.stderr.write(f"{e}\n")
         return e.exit_code

@@ -405,18 +405,23 @@ def _read_file(path: Path, name: str, *, follow: bool = True) -> tuple[list[_Rec
     return records, notes, skipped, raw.sha256
 
 
+def _input_files(paths: Sequence[str | Path], follow_links: bool) -> tuple[list[tuple[Path, str, bool]], list[Diagnostic]]:
+    """Each input file under *paths* as (path, name it is reported by, whether to open it when it
+    is a link: a file named in *paths* is, one found in a folder only with *follow_links*), and the
+    warnings of listing them (`find_inputs`)."""
+    if not paths:
+        raise InputError("no input given; name abstract-list files or folders")
+    files, found = find_inputs(paths, follow_links=follow_links)
+    return [(path, name, follow_links or path == given) for (path, given), name in zip(files, input_names(files))], found
+
+
 def input_digests(paths: Sequence[str | Path], *, follow_links: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The names and SHA-256 digests `read_papers` would report for *paths* (``ReadReport.files``
     and ``.digests``), from the files' bytes alone, nothing parsed: what a rebuild compares with
     its manifest before it reads anything. Raises `InputError` as `read_papers` would for a path
     or file kg cannot open."""
-    if not paths:
-        raise InputError("no input given; name abstract-list files or folders")
-    files, _ = find_inputs(paths, follow_links=follow_links)
-    names = input_names(files)
-    digests = tuple(read_input(path, name, follow=follow_links or path == given).sha256
-                    for (path, given), name in zip(files, names))
-    return tuple(names), digests
+    files, _ = _input_files(paths, follow_links)
+    return tuple(name for _, name, _ in files), tuple(read_input(path, name, follow=follow).sha256 for path, name, follow in files)
 
 
 def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> ReadReport:
@@ -427,16 +432,14 @@ def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> R
     links inside a folder are skipped (with a warning) unless *follow_links*: a file or folder
     named in *paths* is read even when it is a link, since the user named it.
     """
-    if not paths:
-        raise InputError("no input given; name abstract-list files or folders")
-    files, found = find_inputs(paths, follow_links=follow_links)
+    files, found = _input_files(paths, follow_links)
     warnings = Warnings(found)
-    names = input_names(files)
+    names = [name for _, name, _ in files]
     records: list[_Record] = []
     skipped: dict[str, int] = {}
     digests = []
-    for (path, given), name in zip(files, names):
-        got, notes, skips, digest = _read_file(path, name, follow=follow_links or path == given)  # found in a folder: not a link
+    for path, name, follow in files:
+        got, notes, skips, digest = _read_file(path, name, follow=follow)
         records.extend(got)
         warnings.extend(notes)
         digests.append(digest)
