@@ -29,7 +29,7 @@ peak, triples and concepts; then the client's peak against N (least squares, byt
 abstract) and its ratio to the smallest size's.
 
 Run: ``.venv/bin/python -m benchmarks.scaling --synthetic [--sizes 10000 20000 40000]
-[--executor dask-local:2] [--work DIR] [--json FILE]``.
+[--executor dask-local:2] [--cold-only] [--work DIR] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -397,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the synthetic part: corpora of any size, cold and warm builds with the hashing "
                              "embedder, peak memory per process (issue 24)")
     parser.add_argument("--executor", default="dask-local:2", help="with --synthetic: the build's executor")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="with --synthetic: only the cold build of each size (the warm rebuild doubles a 200k run)")
     parser.add_argument("--sample", type=int, default=500, help="abstracts for the per-worker extraction figure")
     parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench-scaling"))
     parser.add_argument("--skip-extraction", action="store_true")
@@ -416,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.json.write_text(json.dumps(report | {"synthetic": part, "load_average_end": os.getloadavg()}, indent=2) + "\n",
                                      encoding="utf-8")
 
-        report["synthetic"] = synthetic(args.sizes or [10000, 20000, 40000], args.work, args.executor, saved=saved)
+        report["synthetic"] = synthetic(args.sizes or [10000, 20000, 40000], args.work, args.executor,
+                                        warm=not args.cold_only, saved=saved)
         saved(report["synthetic"])
         return 0
     if not args.skip_extraction:
