@@ -85,11 +85,14 @@ def publish(graph="outputs", store=None, *, update=None, graph_iri=None, **optio
 
 
 def stats(graph="outputs/graph.json"):
-    """The figures of a built graph (``stats.json``) and its ten most connected concepts."""
+    """The figures of a built graph and its ten most connected concepts: the build's
+    ``stats.json`` (beside *graph*, a build folder or one of its files), or, where there is none
+    (a graph.json alone, or from a kg that did not keep them there), figured from ``graph.json``."""
     from pathlib import Path
 
+    from kg.errors import InputError
     from kg.graph.io import load_graph
-    from kg.graph.stats import graph_stats, top_concepts, typed_figures
+    from kg.graph.stats import figures_of_build, graph_stats, typed_figures
 
     path = Path(graph)
     if path.is_dir():
@@ -97,15 +100,16 @@ def stats(graph="outputs/graph.json"):
     elif path.is_file() and path.suffix != ".json":  # another output of the build: its graph.json
         path = path.with_name("graph.json")
     elif not path.exists():
-        from kg.errors import InputError
-
         raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json or the output folder of a build")
+    built = figures_of_build(path.with_name("stats.json"))
+    if built is not None:
+        return built
     G = load_graph(path)
+    if "projection" in G.graph:
+        raise InputError(f"{path}: the map's projection of a build of more than {G.graph['projection'].get('full_graph_max_papers')} "
+                         f"papers, and no stats.json written by this kg beside it; run `kg build` again")
     try:
         typed = typed_figures(G)
-        return graph_stats(G) | ({"entities": typed} if typed["concepts_with_mentions"] else {}) | {
-            "top_concepts": [{"concept": n, "label": l, "papers": c} for n, l, c in top_concepts(G)]}
+        return graph_stats(G) | ({"entities": typed} if typed["concepts_with_mentions"] else {})
     except (KeyError, TypeError, ValueError) as e:  # a node or link without what kg build gives it
-        from kg.errors import InputError
-
         raise InputError(f"{path}: not a graph.json written by kg build (a node or link lacks {e})") from e

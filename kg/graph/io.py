@@ -1,4 +1,5 @@
-"""``graph.json``: the graph as networkx node-link JSON, written and read back.
+"""``graph.json``: the graph as networkx node-link JSON, written and read back; above
+`FULL_GRAPH_MAX_PAPERS` papers, the projection the map draws (`graph_json_view`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,57 @@ def graph_to_json(G: nx.Graph) -> str:
     buffer = io.BytesIO()
     write_graph_json(G, buffer)
     return buffer.getvalue().decode("utf-8")
+
+
+# Up to this many papers graph.json is the whole graph; above it, `map_projection`. The whole graph's
+# graph.json grows ~8 kB a paper and loads in networkx at ~0.4 ms and ~60 kB a paper (10,119 ML
+# abstracts: 79 MB, 3.7 s, 0.62 GiB; 200,000: 1.6 GB, 6.6 GiB): at 50,000 about 400 MB, 20 s and
+# 3 GiB, what a laptop's Python session still holds; past it the store answers what the papers'
+# nodes would (`kg query`, `kg serve`), and graph.json keeps what a network tool can lay out.
+FULL_GRAPH_MAX_PAPERS = 50_000
+
+
+def graph_json_view(G: nx.Graph, *, max_papers: int | None = None) -> nx.Graph:
+    """What graph.json holds: *G* itself up to *max_papers* papers (`FULL_GRAPH_MAX_PAPERS`),
+    its `map_projection` above."""
+    limit = FULL_GRAPH_MAX_PAPERS if max_papers is None else max_papers
+    papers = sum(1 for _, kind in G.nodes(data="kind") if kind == "paper")
+    return G if papers <= limit else map_projection(G, limit=limit)
+
+
+def map_projection(G: nx.Graph, *, limit: int = FULL_GRAPH_MAX_PAPERS) -> nx.Graph:
+    """The part of *G* the map draws (`kg.graph.cooccurrence.concept_map`'s concepts: those two or
+    more papers share) with every attribute they have in *G* and the links among them
+    (co-occurrences), and each venue with its number of ``papers`` in place of its links; no paper.
+    ``graph["projection"]`` says so: the whole graph's papers, concepts and links, and *limit*.
+    A concept's ``broader`` may name a concept outside the projection, as in *G*."""
+    from kg.graph.cooccurrence import concept_map
+
+    kept = set(concept_map(G).nodes)
+    P = nx.Graph()
+    P.graph.update(G.graph)
+    kinds = dict(G.nodes(data="kind"))
+    venue_papers: dict[str, int] = {}
+    for n, kind in kinds.items():
+        if kind == "paper":
+            for v in G.adj[n]:
+                if kinds.get(v) == "venue":
+                    venue_papers[v] = venue_papers.get(v, 0) + 1
+    P.graph["projection"] = {
+        "papers": sum(1 for kind in kinds.values() if kind == "paper"),
+        "concepts": sum(1 for kind in kinds.values() if kind == "concept"),
+        "links": G.number_of_edges(),
+        "full_graph_max_papers": limit,
+    }
+    for n in sorted(kept):
+        P.add_node(n, **G.nodes[n])
+    for v in sorted(n for n, kind in kinds.items() if kind == "venue"):
+        P.add_node(v, **G.nodes[v], papers=venue_papers.get(v, 0))
+    for u in sorted(kept):
+        for v, e in G.adj[u].items():
+            if v in kept and u < v:
+                P.add_edge(u, v, **e)
+    return P
 
 
 _GRAPH_JSON = dict(ensure_ascii=False, sort_keys=True, separators=(", ", ": "))  # graph.json's encoder
@@ -74,7 +126,8 @@ def _blocks(items, size: int):
 
 
 def load_graph(path: str | Path) -> nx.Graph:
-    """The graph from a node-link ``graph.json`` written by `kg build`."""
+    """The graph from a node-link ``graph.json`` written by `kg build` (a `map_projection`, with
+    ``graph["projection"]``, when the build had more than `FULL_GRAPH_MAX_PAPERS` papers)."""
     from kg.errors import InputError
 
     from kg.text.files import read_input

@@ -4,9 +4,16 @@
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator, Mapping
+from pathlib import Path
 
 import networkx as nx
 
+# The figures `graph_stats` gives, in the order `kg stats` prints them (stats.json sorts its keys).
+FIGURES = ("papers", "concepts", "venues", "edges", "paper_concept_edges", "cooccurrence_edges", "related_edges",
+           "shared_concepts", "papers_sharing_a_concept", "papers_sharing_a_concept_or_broader",
+           "papers_sharing_a_specific_concept_or_broader", "concepts_shared_or_under_shared_broader", "broader_links",
+           "papers_without_concepts", "connected_components", "largest_component_paper_share", "map_concepts",
+           "clusters", "cluster_summary", "top_concepts")
 
 def papers_of(G: nx.Graph, concept: str) -> list[str]:
     return sorted(n for n in G[concept] if G.nodes[n]["kind"] == "paper")
@@ -16,6 +23,35 @@ def top_concepts(G: nx.Graph, n: int = 10) -> list[tuple[str, str, int]]:
     """(node, label, papers) of the *n* concepts with the most papers."""
     rows = [(node, d["label"], d["papers"]) for node, d in G.nodes(data=True) if d["kind"] == "concept"]
     return sorted(rows, key=lambda r: (-r[2], r[1]))[:n]
+
+
+def figures_of_build(path: Path) -> dict | None:
+    """What `kg stats` prints, from the ``stats.json`` at *path*: `FIGURES` in their order, then
+    its ``entities`` when any concept has typed mentions; None when there is no such file or it
+    has no ``top_concepts`` (an older kg's, which did not keep them there: figure them from graph.json).
+    A stats.json that is no JSON object is an `InputError` naming it."""
+    import json
+
+    from kg.errors import InputError
+    from kg.text.files import read_input
+
+    if not path.is_file():
+        return None
+    raw = read_input(path, str(path), expected="a stats.json written by kg build", text=False)
+    try:
+        figures = json.loads(raw.data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise InputError(f"{path}: not a stats.json written by kg build ({str(e) or type(e).__name__})") from e
+    if not isinstance(figures, dict):
+        raise InputError(f"{path}: not a stats.json written by kg build (a JSON {type(figures).__name__}, not an object)")
+    if "top_concepts" not in figures:
+        return None
+    missing = [key for key in FIGURES if key not in figures]
+    if missing:
+        raise InputError(f"{path}: not a stats.json written by kg build (no {', '.join(missing)})")
+    entities = figures.get("entities")
+    typed = {"entities": entities} if isinstance(entities, dict) and entities.get("concepts_with_mentions") else {}
+    return {key: figures[key] for key in FIGURES} | typed
 
 
 def typed_figures(G: nx.Graph) -> dict[str, object]:
@@ -34,7 +70,8 @@ def typed_figures(G: nx.Graph) -> dict[str, object]:
 
 
 def graph_stats(G: nx.Graph) -> dict[str, object]:
-    """Figures of a paper-concept graph (paper-concept links only)."""
+    """Figures of a paper-concept graph (paper-concept links only), `FIGURES` in that order; the
+    ``top_concepts`` are `top_concepts`' rows, so that `kg stats` reads them from stats.json."""
     nodes = dict(G.nodes(data=True))
     papers = [n for n, d in nodes.items() if d["kind"] == "paper"]
     concepts = [n for n, d in nodes.items() if d["kind"] == "concept"]
@@ -81,7 +118,7 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
                 linked[b].append(c)
     components, largest = _components(linked)
     papers_in_largest = sum(1 for p in papers if p in largest)
-    return {
+    figures = {
         "papers": len(papers),
         "concepts": len(concepts),
         "venues": sum(1 for d in nodes.values() if d["kind"] == "venue"),
@@ -99,7 +136,9 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
         "connected_components": components,
         "largest_component_paper_share": round(papers_in_largest / len(papers), 4) if papers else 0.0,
         **map_stats(G),
+        "top_concepts": [{"concept": n, "label": label, "papers": count} for n, label, count in top_concepts(G)],
     }
+    return {key: figures[key] for key in FIGURES}
 
 
 def map_stats(G: nx.Graph) -> dict[str, object]:

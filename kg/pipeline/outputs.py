@@ -18,7 +18,7 @@ import networkx as nx
 from kg.errors import OutputError, OutputsWritten
 from kg.extract.keyphrases import PaperKeyphrases
 from kg.graph.build import concept_node, paper_node
-from kg.graph.io import write_graph_json
+from kg.graph.io import graph_json_view, write_graph_json
 from kg.text.chars import utf8
 from kg.text.sources import Paper
 
@@ -258,7 +258,7 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
         with open_output("entities.jsonl") as f:
             write_records(f, entities)
     with open_output("graph.json") as f:
-        write_graph_json(G, f)
+        write_graph_json(graph_json_view(G), f)
     with open_output("stats.json") as f:
         f.write(utf8(json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n"))
     from kg.graph.mapfiles import write_gexf, write_vosviewer_json

@@ -67,7 +67,8 @@ class BuildResult:
     ``stats.json``, which stays the same from build to build.
 
     ``graph`` is the networkx graph (docs/model.md); after an unchanged rebuild it is read
-    from ``graph.json`` the first time it is asked for.
+    from ``graph.json`` the first time it is asked for: above `kg.graph.io.FULL_GRAPH_MAX_PAPERS`
+    papers, the map's projection that graph.json then holds (``graph["projection"]``).
     """
 
     stats: dict
