@@ -33,8 +33,8 @@ from kg.extract.embed import file_sha256
 __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "read_manifest", "write_manifest",
            "forget_manifest"]
 
-FORMAT = 6  # the outputs' format version: bump it when kg writes any output differently (4: plain prefixed names, relative sources;
-# 5: explorer.json and explorer-search.jsonl; 6: explorer-search.sqlite in its place)
+FORMAT = 7  # the outputs' format version: bump it when kg writes any output differently (4: plain prefixed names, relative sources;
+# 5: explorer.json and explorer-search.jsonl; 6: explorer-search.sqlite in its place; 7: kgv:keywordOrder and the other order literals)
 _LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 
 
