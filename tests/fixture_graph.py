@@ -269,6 +269,17 @@ def fixture_graph(*, typed: bool = True, types: ConceptTypes | None = None,
     return G
 
 
+def unsorted_orders(G: nx.Graph) -> nx.Graph:
+    """*G* (the fixture graph) with P1's URLs and sources and a concept's broader concepts each in an order that is
+    not their sorted one (RDF keeps it in a ``kgv:urlOrder``, ``sourceOrder``, ``broaderOrder`` literal)."""
+    p1 = G.nodes[f"paper:{P1}"]
+    p1["urls"] = [*p1["urls"], "https://arxiv.org/abs/2501.00001"]  # github.com's first
+    p1["sources"] = [*p1["sources"], "seeds/fixture.jsonl#row=9"]  # fixture.txt's first
+    szoo = G.nodes["concept:stochastic-zeroth-order-optimization"]
+    szoo["broader"] = [*szoo["broader"], "concept:stochastic-gradient-descent"]  # zeroth-order-optimization first
+    return G
+
+
 if __name__ == "__main__":  # print the fixture's RDF: python tests/fixture_graph.py
     from kg.rdf.statements import to_rdf
     from kg.rdf.write import serialize

@@ -37,6 +37,7 @@ from kg.rdf.vocabulary import (
     check_base,
     is_code_link,
     link_iri,
+    order_literal,
     prefixes,
 )
 from kg.text.chars import encodable
@@ -80,10 +81,11 @@ _PROV = ("Activity", "Entity", "SoftwareAgent", "used", "wasAssociatedWith", "wa
 _KGV = ("KeyphraseAssignment", "paper", "concept", "phrase", "score", "rank", "paperCount", "cleanAbstract", "source",
         "sourceId", "settings", "sha256", "ConceptRelation", "relates", "cooccurrences", "association", "labelKey",
         "paperCountWithNarrower", "conceptCount", "VenueConcept", "venue", "venuePaperCount", "word", "text", "specificity",
-        "generic", "mentionCount", "Authorship", "work", "person", "position", "journalRef", "LinkBlock", "blockOf", "firstPlace", "link", "labelOrder",
-        "cluster", "clusterRank", "clusterPaperCount", *CONCEPT_CLASSES, "TypeVote", "typeVote", "entityType", "TypedRelation",
-        "RelationEvidence", "support", "evidence", "sentence", *RELATION_PREDICATES.values(), "Year", "YearConcepts", "VenueYear",
-        "VenueNewConcepts", "year", "yearOfVenue", "yearPaperCount", "countedConcept", "venueYear", "newConcept")
+        "generic", "mentionCount", "Authorship", "work", "person", "position", "journalRef", "LinkBlock", "blockOf", "firstPlace",
+        "link", "labelOrder", "keywordOrder", "urlOrder", "sourceOrder", "broaderOrder", "cluster", "clusterRank", "clusterPaperCount",
+        *CONCEPT_CLASSES, "TypeVote", "typeVote", "entityType", "TypedRelation", "RelationEvidence", "support", "evidence", "sentence",
+        *RELATION_PREDICATES.values(), "Year", "YearConcepts", "VenueYear", "VenueNewConcepts", "year", "yearOfVenue",
+        "yearPaperCount", "countedConcept", "venueYear", "newConcept")
 
 
 class _Vocab:
@@ -152,6 +154,11 @@ class _Vocab:
         else:
             self.terms.iris.add(iri)
         return iri
+
+    def order(self, name: str, values) -> list[tuple[str, str]]:
+        """A node's ``kgv:<name>`` literal: its *values* of a property in the graph's order, unless sorted (`order_literal`)."""
+        found = order_literal(values)
+        return [] if found is None else [(self.kgv[name], self.text(found))]
 
     def integer(self, value) -> str:
         value = int(value)
@@ -335,15 +342,17 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     if d.get("source_id"):
         about.append((kgv["sourceId"], text(d["source_id"])))
     about += _identified(d, v.N, text, sdo["sameAs"], kgv["journalRef"])
-    about += [(sdo["keywords"], text(keyword)) for keyword in d.get("keywords", ())]  # the authors', in their order
+    about += [(sdo["keywords"], text(k)) for k in d.get("keywords", ())] + v.order("keywordOrder", d.get("keywords", ()))
     authors = nodes.authors_of.get(node, ())
     about += [(sdo["author"], v.iri_of(person)) for person in dict.fromkeys(authors)]
-    about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])]
-    for url in d.get("urls", []):
-        iri = v.terms.add(link_iri(url))
+    about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])] + v.order("sourceOrder", d.get("sources", []))
+    urls = [(url, link_iri(url)) for url in d.get("urls", [])]
+    for url, term in urls:
+        iri = v.terms.add(term)
         about.append((sdo["url"], iri))
         if is_code_link(url):
             about.append((sdo["codeRepository"], iri))
+    about += v.order("urlOrder", [term.value for _, term in urls])
     venues, links = nodes.edges_of[node]
     about += [(sdo["isPartOf"], v.iri_of(venue)) for venue in venues]
     about += [(v.subject, v.iri_of(c)) for _, c, _ in links]
@@ -386,6 +395,7 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
         # the papers linked to it or to a concept below it (kg.graph.stats.papers_under): those of its links
         about.append((kgv["paperCountWithNarrower"], integer(len({p for p, _ in links}))))
     about += [(skos["broader"], v.iri_of(b)) for b in d.get("broader", [])]
+    about += v.order("broaderOrder", [v.iri_of(b)[1:-1] for b in d.get("broader", [])])
     related = sorted([(other, e) for other, e in nodes.adj[node].items() if e.get("related") and e.get("kind") == "cooccurs"])
     about += [(skos["related"], v.iri_of(other)) for other, _ in related]
     if d.get("cluster_rank") is not None:

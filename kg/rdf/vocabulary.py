@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from rdflib import RDFS, XSD, Namespace, URIRef
@@ -67,6 +69,11 @@ class KGV(DefinedNamespace):
     firstPlace: URIRef
     link: URIRef
     labelOrder: URIRef
+    # the graph's order of a node's values where it is not their sorted order (`order_literal`)
+    keywordOrder: URIRef
+    urlOrder: URIRef
+    sourceOrder: URIRef
+    broaderOrder: URIRef
     cluster: URIRef
     clusterRank: URIRef
     clusterPaperCount: URIRef
@@ -144,6 +151,27 @@ def link_iri(url: str):
         return ox.NamedNode(iri)  # the strict RFC 3987 check
     except ValueError:
         return ox.Literal(url, datatype=ox.NamedNode(str(XSD.anyURI)))
+
+
+def order_literal(values: Iterable[str]) -> str | None:
+    """The text of a ``kgv:keywordOrder`` (``urlOrder``, ``sourceOrder``, ``broaderOrder``) literal: a JSON array
+    of a node's values of that property (a keyword's or source's text, a URL's or broader concept's IRI, as stated)
+    in the graph's order; or None when that is their sorted (code point) order, as a reader who sorts them gets
+    it (`in_order`): so one URL, or keywords already sorted, add nothing. RDF keeps no order of a property's values."""
+    values = list(dict.fromkeys(encodable(value) for value in values))  # each as its literal holds it
+    return None if values == sorted(values) else json.dumps(values, ensure_ascii=False)
+
+
+def in_order(values: Iterable[str], order: str | None) -> list[str]:
+    """A node's stated *values* of a property in the order its `order_literal` *order* gives: those it names in its
+    order, then any it leaves out sorted (a literal that is no JSON array of strings names none): all sorted without one."""
+    try:
+        named = json.loads(order) if order else []
+    except ValueError:
+        named = []
+    values = set(values)
+    named = [x for x in dict.fromkeys(x for x in named if isinstance(x, str)) if x in values] if isinstance(named, list) else []
+    return named + sorted(values.difference(named))
 
 
 def is_code_link(url: str) -> bool:

@@ -18,11 +18,14 @@ few SPARQL queries per request over the RDF that `kg.rdf.statements` writes (doc
 A node id ``<kind>:<local>`` is the IRI ``<base><kind>/<local>`` (`kg.rdf.statements`); an id
 that is no IRI, or names nothing of its kind in the store, gives None.
 
-What the RDF does not keep, and so the store cannot give as the graph does (docs/model.md): the
-order of a paper's ``urls``, ``sources`` and ``keywords`` (given here sorted), of a concept's
-``broader`` concepts (sorted), an author's own ORCID iD (the person's is given: a person with an
-iD includes the authors without one so named) and the spacing of an author's name (squashed); a
-URL is given as its IRI (`kg.rdf.vocabulary.link_iri` percent-encodes what IRIs forbid); an
+The order of a paper's ``urls``, ``sources`` and ``keywords`` and of a concept's ``broader``
+concepts is the graph's: the one their ``kgv:urlOrder`` (``sourceOrder``, ``keywordOrder``,
+``broaderOrder``) literal gives, or, without one (the graph's order is the sorted one), sorted
+(`kg.rdf.vocabulary.in_order`).
+
+What the RDF does not keep, and so the store cannot give as the graph does (docs/model.md): an
+author's own ORCID iD (the person's is given: a person with an iD includes the authors without one
+so named) and the spacing of an author's name (squashed); a URL is given as its IRI (`kg.rdf.vocabulary.link_iri` percent-encodes what IRIs forbid); an
 evidence sentence that is blank is not stated (None here, "" in the explorer); a paper's ``venue`` is
 its venue's name, the first spelling of that venue's slug (the graph keeps each paper's own spelling).
 """
@@ -37,7 +40,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from kg.concepts.entities import SYMMETRIC
-from kg.rdf.vocabulary import CONCEPT_CLASSES, DEFAULT_BASE, RELATION_PREDICATES, prefixes
+from kg.rdf.vocabulary import CONCEPT_CLASSES, DEFAULT_BASE, RELATION_PREDICATES, in_order, prefixes
 from kg.view.explorer import MAX_EVIDENCE, MAX_LISTED, MAX_RELATED, RELATION_GROUPS
 
 __all__ = ["StoreDetails", "http_runner", "local_runner"]
@@ -169,7 +172,7 @@ class StoreDetails:
             listed = sorted((_float(r["score"]) for r in rows if "p" in r), reverse=True)
             if len(listed) < self.listed or listed[-1] <= _float(read.get("floor")):
                 rows = self.run(self._concept_query(c, self._all_links(c)))
-        label, alts, broader, narrower, cluster, classes, votes = None, [], {}, {}, None, set(), {}
+        label, alts, broader, broader_order, narrower, cluster, classes, votes = None, [], {}, None, {}, None, set(), {}
         papers, relations = [], {}
         for r in rows:
             if "label" in r:
@@ -177,7 +180,9 @@ class StoreDetails:
             elif "alt" in r:
                 alts.append(r["alt"])
             elif "broader" in r:
-                broader[self._id(r["broader"])] = r["broaderLabel"]
+                broader[r["broader"]] = r["broaderLabel"]
+            elif "broaderOrder" in r:
+                broader_order = r["broaderOrder"]
             elif "narrower" in r:
                 narrower[self._id(r["narrower"])] = r["narrowerLabel"]
             elif "cluster" in r:
@@ -197,7 +202,7 @@ class StoreDetails:
         papers.sort(key=lambda r: (-_float(r["score"]), r["p"]))
         papers = papers[:self.listed]
         out: dict[str, Any] = {"id": n, "kind": "concept", "label": label, "alt_labels": [a for a in sorted(alts) if a != label],
-                               "papers": count, "broader": [{"id": b, "label": broader[b]} for b in sorted(broader)],
+                               "papers": count, "broader": [{"id": self._id(b), "label": broader[b]} for b in in_order(broader, broader_order)],
                                "narrower": [{"id": c, "label": narrower[c]} for c in sorted(narrower)],
                                "paper_list": [self._paper_row(r, score=_float(r["score"]), rank=int(r["rank"]), phrase=r["phrase"])
                                               for r in papers],
@@ -226,6 +231,7 @@ class StoreDetails:
           {{ {c} skos:prefLabel ?label }}
           UNION {{ {c} skos:altLabel ?alt }}
           UNION {{ {c} skos:broader ?broader . ?broader a skos:Concept ; skos:prefLabel ?broaderLabel }}
+          UNION {{ {c} kgv:broaderOrder ?broaderOrder }}
           UNION {{ ?narrower skos:broader {c} ; a skos:Concept ; skos:prefLabel ?narrowerLabel }}
           UNION {{ ?cluster a skos:Collection ; skos:member {c} }}
           UNION {{ {c} a ?class }}
@@ -305,6 +311,8 @@ class StoreDetails:
           UNION {{ {p} schema:datePublished ?date }} UNION {{ {p} schema:isPartOf ?v . ?v schema:name ?venue }}
           UNION {{ {p} schema:url ?url }} UNION {{ {p} kgv:source ?source }} UNION {{ {p} schema:sameAs ?same }}
           UNION {{ {p} schema:keywords ?keyword }}
+          UNION {{ {p} kgv:keywordOrder ?keywordOrder }} UNION {{ {p} kgv:urlOrder ?urlOrder }}
+          UNION {{ {p} kgv:sourceOrder ?sourceOrder }}
           UNION {{ ?au kgv:work {p} ; a kgv:Authorship ; kgv:position ?position ; schema:name ?author ; kgv:person ?person
                    OPTIONAL {{ ?person schema:identifier ?orcid }} }}
           UNION {{ ?a kgv:paper {p} ; a kgv:KeyphraseAssignment ; kgv:concept ?c ; kgv:score ?score ; kgv:rank ?rank ;
@@ -333,8 +341,9 @@ class StoreDetails:
         concepts.sort(key=lambda r: (int(r["rank"]), self._id(r["c"])))
         return {"id": n, "kind": "paper", "label": _label(one.get("name"), one.get("title"), n),
                 "title": one.get("title"), "abstract": one.get("abstract", ""), "venue": one.get("venue"),
-                "year": _year(one.get("date")), "urls": sorted(urls), "sources": sorted(sources),
-                "authors": [authors[k] for k in sorted(authors)], "doi": doi, "keywords": sorted(keywords),
+                "year": _year(one.get("date")), "urls": in_order(urls, one.get("urlOrder")),
+                "sources": in_order(sources, one.get("sourceOrder")),
+                "authors": [authors[k] for k in sorted(authors)], "doi": doi, "keywords": in_order(keywords, one.get("keywordOrder")),
                 "concepts": [{"id": self._id(r["c"]), "label": r["cLabel"], "score": _float(r["score"]), "rank": int(r["rank"]),
                               "phrase": r["phrase"]} for r in concepts]}
 

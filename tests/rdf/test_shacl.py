@@ -154,6 +154,12 @@ BREAKAGES = [
     ("keyword-iri", lambda g: g.add((paper(P1), SDO.keywords, concept("optimization"))), "schema:keywords of a paper are its authors' keywords"),
     ("keyword-tagged", lambda g: g.add((paper(P1), SDO.keywords, Literal("optimization", lang="en"))),
      "schema:keywords of a paper are its authors' keywords"),
+    ("keywordOrder-twice", lambda g: g.addN([(paper(P1), KGV.keywordOrder, Literal(o), g) for o in ('["b", "a"]', '["a"]')]),
+     "at most one kgv:keywordOrder"),
+    ("keywordOrder-not-an-array", lambda g: g.add((paper(P1), KGV.keywordOrder, Literal("b; a"))), "at most one kgv:keywordOrder"),
+    ("urlOrder-on-a-concept", lambda g: g.add((OPT, KGV.urlOrder, Literal("[]"))), "only a paper has kgv:keywordOrder"),
+    ("broaderOrder-on-a-paper", lambda g: g.add((paper(P2), KGV.broaderOrder, Literal("[]"))),
+     "only a skos:Concept has kgv:broaderOrder"),
     ("author-not-person", lambda g: g.add((paper(P1), SDO.author, paper(P2))), "schema:author links a paper to schema:Persons"),
     ("author-without-authorship", lambda g: g.add((paper(P1), SDO.author, GRACE)), "but no kgv:Authorship of that person on it"),
     ("authorship-without-author", lambda g: g.remove((paper(P1), SDO.author, ADA)), "has no schema:author link to that person"),
@@ -338,12 +344,14 @@ def test_breakage_is_caught(rdf, shapes, mutate, expected):
 
 def test_the_authors_keywords_conform(shapes):
     """Papers with keywords (one plain literal each) beside papers without any conform: the shapes
-    allow schema:keywords, need none."""
-    from fixture_graph import fixture_graph
+    allow schema:keywords, need none; and so do the order literals of values not in sorted order."""
+    from fixture_graph import fixture_graph, unsorted_orders
 
-    g = to_rdf(fixture_graph(keywords={P1: ("zeroth-order optimization", "LLMs"), P4: ("federated learning",)}))
+    g = to_rdf(unsorted_orders(fixture_graph(keywords={P1: ("zeroth-order optimization", "LLMs"), P4: ("federated learning",)})))
     assert set(g.objects(paper(P1), SDO.keywords)) == {Literal("zeroth-order optimization"), Literal("LLMs")}
     assert not set(g.objects(paper(P2), SDO.keywords))
+    orders = {p: len(set(g.subject_objects(p))) for p in (KGV.keywordOrder, KGV.urlOrder, KGV.sourceOrder, KGV.broaderOrder)}
+    assert orders == dict.fromkeys(orders, 1)  # P1's (P4's one keyword, P3's one URL: none), one concept's
     conforms, text = validate(g, shapes)
     assert conforms, text
 

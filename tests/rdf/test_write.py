@@ -106,8 +106,9 @@ def test_relation_evidence_is_a_sentence_of_the_abstract():
 
 
 def test_the_authors_keywords_only_add_their_own_triples():
-    """Each keyword of a paper is one plain ``schema:keywords`` literal on it, in every file; a paper
-    without keywords gives the triples it gave before they were stated."""
+    """Each keyword of a paper is one plain ``schema:keywords`` literal on it, in every file, and their order a
+    ``kgv:keywordOrder`` where it is not the sorted one; a paper without keywords gives the triples it gave before
+    they were stated."""
     from fixture_graph import P1, P2, P4, fixture_graph
     from rdflib import Literal, Namespace
 
@@ -123,11 +124,14 @@ def test_the_authors_keywords_only_add_their_own_triples():
     assert {t for t in added if t[1] == sdo.keywords} == expected and plain < set(to_rdf(G))
     # and the search index of their words (queries/search.rq): a paper's kgv:word link to each word, each new word's text
     kgv = Namespace("https://example.org/kg/vocab#")
-    assert {t[1] for t in added - expected} <= {kgv.word, kgv.text}  # (a word no label has gets its kgv:text)
+    assert {t[1] for t in added - expected} <= {kgv.word, kgv.text, kgv.keywordOrder}  # (a word no label has gets its kgv:text)
+    # and their order, where it is not the sorted one (P4's one keyword has none): a JSON array of them
+    order = {(s, o) for s, p, o in added if p == kgv.keywordOrder}
+    assert order == {(kg[f"paper/{P1}"], Literal('["zeroth-order optimization", "LLMs"]'))}
     assert (kg[f"paper/{P1}"], kgv.word, kg["word/optimization"]) in added  # in a keyword of P1, not in its title
     assert all(o.datatype is None and o.language is None for _, _, o in expected)
     out = rdf_files(G)
     for name, fmt in (("graph.nt", "nt"), ("graph.ttl", "turtle"), ("graph.jsonld", "json-ld")):
-        found = {t for t in Graph().parse(data=out[name].decode("utf-8"), format=fmt) if t[1] == sdo.keywords}
-        assert found == expected, name
+        found = {t for t in Graph().parse(data=out[name].decode("utf-8"), format=fmt) if t[1] in (sdo.keywords, kgv.keywordOrder)}
+        assert found == expected | {(s, kgv.keywordOrder, o) for s, o in order}, name
     assert not any(p == sdo.keywords for _, p, _ in plain) and not set(to_rdf(G).objects(kg[f"paper/{P2}"], sdo.keywords))

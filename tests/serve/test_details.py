@@ -11,7 +11,7 @@ from pathlib import Path
 import networkx as nx
 import pyoxigraph as ox
 import pytest
-from fixture_graph import P1, fixture_graph
+from fixture_graph import P1, fixture_graph, unsorted_orders
 
 from kg.graph.io import graph_to_json, load_graph
 from kg.rdf.statements import to_rdf
@@ -53,14 +53,12 @@ def test_every_node_of_the_typed_graph_is_the_explorers(tmp_path):
 
 
 def _but_what_rdf_does_not_keep(got: dict, want: dict) -> tuple[dict, dict]:
-    """*got* and *want* with what the RDF does not keep made alike (kg.serve.details): the order of a paper's URLs,
-    sources and keywords, the spacing of an author's name, and an author's own ORCID iD when the author gave none
-    (the store has the person's, who may be named the same as an author with one)."""
+    """*got* and *want* with what the RDF does not keep made alike (kg.serve.details): the spacing of an author's
+    name, and an author's own ORCID iD when the author gave none (the store has the person's, who may be named the
+    same as an author with one). The order of a paper's URLs, sources and keywords it keeps."""
     if want.get("kind") != "paper":
         return got, want
     got, want = dict(got), dict(want)
-    for key in ("urls", "sources", "keywords"):
-        want[key] = sorted(want[key])
     assert len(got["authors"]) == len(want["authors"])
     want["authors"] = [{"name": " ".join(w["name"].split()), "orcid": w["orcid"] if w["orcid"] else g["orcid"]}
                        for g, w in zip(got["authors"], want["authors"])]
@@ -68,7 +66,8 @@ def _but_what_rdf_does_not_keep(got: dict, want: dict) -> tuple[dict, dict]:
 
 
 def test_every_node_of_the_fixture_graph_is_the_explorers_but_what_rdf_does_not_keep(tmp_path):
-    details, explorer = _in_memory(fixture_graph(keywords={P1: ("zeroth-order optimization", "LLMs")}), tmp_path)
+    G = unsorted_orders(fixture_graph(keywords={P1: ("zeta", "Alpha", "mid")}))
+    details, explorer = _in_memory(G, tmp_path)
     differ = set()
     for n in explorer.concepts + explorer.papers + explorer.venues:
         got, want = details.node(n), explorer.node(n)
@@ -77,7 +76,21 @@ def test_every_node_of_the_fixture_graph_is_the_explorers_but_what_rdf_does_not_
             assert got.keys() == want.keys()
             got, want = _but_what_rdf_does_not_keep(got, want)
             assert got == want, n
-    assert differ == {"keywords", "authors"}  # the fixture's papers have one URL and one source each
+    assert differ == {"authors"}
+
+
+def test_a_papers_keywords_urls_and_sources_and_a_concepts_broader_concepts_are_in_the_graphs_order(tmp_path):
+    """Not sorted: the authors' keywords as they gave them, and the others as the graph lists them (kgv:keywordOrder,
+    kgv:urlOrder, kgv:sourceOrder, kgv:broaderOrder); a list whose order is the sorted one (no such literal) too."""
+    G = unsorted_orders(fixture_graph(keywords={P1: ("zeta", "Alpha", "mid"), "p400000000000000": ("a", "b")}))
+    details, _ = _in_memory(G, tmp_path)
+    paper = details.node(f"paper:{P1}")
+    assert paper["keywords"] == ["zeta", "Alpha", "mid"]
+    assert paper["urls"] == ["https://github.com/example/zo-llm", "https://arxiv.org/abs/2501.00001"]
+    assert paper["sources"] == ["seeds/fixture.txt#paragraph=1", "seeds/fixture.jsonl#row=9"]
+    assert details.node("paper:p400000000000000")["keywords"] == ["a", "b"]
+    broader = details.node("concept:stochastic-zeroth-order-optimization")["broader"]
+    assert [b["id"] for b in broader] == ["concept:zeroth-order-optimization", "concept:stochastic-gradient-descent"]
 
 
 @pytest.mark.parametrize("n", ["concept:no-such-concept", "paper:p000000000000000", "venue:nowhere", "concept:", "paper",
