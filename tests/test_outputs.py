@@ -431,8 +431,9 @@ def test_a_store_update_gives_way_to_a_whole_load_when_much_changed(tmp_path, ha
     from kg.sparql import loading as serve
 
     _, out, nt = _two_builds(tmp_path, hash_embedder, nlp)
-    removed, added, lines = serve._changed_lines(out / "graph.nt", nt)
-    share = (len(removed) + len(added)) / lines
+    old, new = (set(path.read_bytes().splitlines()) for path in (out / "graph.nt", nt))
+    lines = len(nt.read_bytes().splitlines())
+    share = len(old ^ new) / lines
     assert 0 < share < serve._MAX_CHANGED
     monkeypatch.setattr(serve, "_MAX_CHANGED", share * 0.99)
     (tmp_path / "a").mkdir()
@@ -493,14 +494,21 @@ def test_a_failed_store_update_is_an_output_error_and_leaves_the_previous_output
     assert not list(out.glob(".store-*"))
 
 
-def test_changed_lines_are_those_of_one_file_only(tmp_path):
-    from kg.sparql.loading import _changed_lines
+def test_an_update_removes_and_adds_the_lines_of_one_file_only(tmp_path):
+    import pyoxigraph as ox
+
+    from kg.sparql.loading import _update_in_process, load_in_process
 
     old, new = tmp_path / "old.nt", tmp_path / "new.nt"
-    old.write_bytes(b'<a> <p> <b> .\n<a> <p> <c> .\n<d> <p> "x" .\n')
-    new.write_bytes(b'<a> <p> <c> .\n<e> <p> <f> .\n<d> <p> "x" .\n<d> <p> "y" .\n')
-    assert _changed_lines(old, new) == ([b"<a> <p> <b> .\n"], [b"<e> <p> <f> .\n", b'<d> <p> "y" .\n'], 4)
-    assert _changed_lines(new, new) == ([], [], 4)
+    same = b"".join(b"<a:s> <a:p> <a:o%d> .\n" % i for i in range(20))  # unchanged: the update is worth making
+    old.write_bytes(b'<a:a> <a:p> <a:b> .\n<a:a> <a:p> <a:c> .\n' + same + b'<a:d> <a:p> "x" .\n')
+    new.write_bytes(b'<a:a> <a:p> <a:c> .\n<a:e> <a:p> <a:f> .\n' + same + b'<a:d> <a:p> "x" .\n<a:d> <a:p> "y" .\n')
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    assert load_in_process(tmp_path / "old", nt=old) == 23
+    assert _update_in_process(tmp_path / "new", nt=new, previous=tmp_path / "old" / "data", previous_nt=old) == 24
+    got = {str(q.subject) + str(q.object) for q in ox.Store.read_only(str(tmp_path / "new" / "data"))}
+    assert got == {"<a:a><a:c>", "<a:e><a:f>", '<a:d>"x"', '<a:d>"y"'} | {f"<a:s><a:o{i}>" for i in range(20)}
 
 
 def test_where_no_process_can_be_started_the_store_is_loaded_in_the_build_process(tmp_path, hash_embedder, nlp, monkeypatch):

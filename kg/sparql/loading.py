@@ -112,48 +112,19 @@ def load_in_process(folder: Path, *, nt: Path, finished: Callable[[float], bool]
 _MAX_CHANGED = 0.25  # beyond this share of changed triples a new store is loaded whole (and compacted)
 
 
-def _changed_lines(old: Path, new: Path) -> tuple[list[bytes], list[bytes], int]:
-    """The lines of the N-Triples file *old* that *new* lacks, the lines of *new* that *old*
-    lacks, and the number of lines of *new*.
-
-    Lines are compared by their 64-bit hashes (Python's: keyed at random for each process),
-    kept for the unchanged ones, not their text: ~140 MB at 1.8 million lines instead of
-    ~700 MB. A changed line would be taken for an unchanged one only if its hash equalled one of
-    the other file's; the triple count check after the update catches that unless, as well, a
-    removed line's hash equals an added one's (odds about added x removed / 2^64, 2e-11 when
-    40 abstracts join 10,000)."""
-    from itertools import compress
-
-    def hashes(path: Path) -> list[int]:
-        with path.open("rb", buffering=1 << 20) as f:  # 1 MiB reads: a third less time than 8 KiB ones
-            return list(map(hash, f))
-
-    def lines(path: Path, hashes: list[int], wanted: set[int]) -> list[bytes]:
-        if not wanted:
-            return []
-        with path.open("rb", buffering=1 << 20) as f:
-            return list(compress(f, map(wanted.__contains__, hashes)))
-
-    old_hashes, new_hashes = hashes(old), hashes(new)
-    old_set, new_set = set(old_hashes), set(new_hashes)  # set - set: each side hashed into a table once
-    removed, added = old_set - new_set, new_set - old_set
-    del old_set, new_set
-    return lines(old, old_hashes, removed), lines(new, new_hashes, added), len(new_hashes)
-
-
 def _update_in_process(folder: Path, *, nt: Path, previous: Path, previous_nt: Path) -> int | None:
     """A new store at *folder*/data holding the N-Triples file *nt*: a copy of the store
     *previous* (loaded from *previous_nt*) with the triples of the lines that changed between
     the two files removed and added; the triple count. None, and nothing left in *folder*,
     when more than `_MAX_CHANGED` of the lines changed (a store loaded whole is then the better
     one), or when the previous store cannot be read or does not hold what *previous_nt* says
-    (it was changed or damaged since): the caller loads *nt* whole instead.
+    (it was changed or damaged since): the caller loads *nt* whole instead. `_update_following`
+    of a file already whole.
 
     The copy is Oxigraph's backup, which hard-links the previous store's immutable files, and
     the previous store is only read. At 10,000 papers, 40 more abstracts change ~37,000 of
     1.8 million lines; the update takes ~5 s of one core where a load takes 12.8 s of CPU."""
-    removed, added, expected = _changed_lines(previous_nt, nt)
-    return _apply_changes(folder, previous=previous, removed=removed, added=added, expected=expected)
+    return _update_following(folder, nt=nt, previous=previous, previous_nt=previous_nt, finished=_whole)
 
 
 class _Copy:
@@ -248,7 +219,14 @@ def _update_following(folder: Path, *, nt: Path, previous: Path, previous_nt: Pa
     """`_update_in_process` of an N-Triples file still being written: the previous file's lines
     are hashed and the previous store copied first, then each new line hashed as it is written
     (`_follow`), so that once the file is closed only the changes are left to make. None when
-    too much changed (the file is then read to its end first, for the caller to load whole)."""
+    too much changed (the file is then read to its end first, for the caller to load whole).
+
+    Lines are compared by their 64-bit hashes (Python's: keyed at random for each process), the
+    previous file's kept, not their text: ~140 MB at 1.8 million lines instead of ~700 MB. A
+    changed line would be taken for an unchanged one only if its hash equalled one of the other
+    file's; the triple count check after the update catches that unless, as well, a removed
+    line's hash equals an added one's (odds about added x removed / 2^64, 2e-11 when 40
+    abstracts join 10,000)."""
     from itertools import compress
 
     with previous_nt.open("rb", buffering=1 << 20) as f:
