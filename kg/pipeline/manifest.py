@@ -33,9 +33,7 @@ from kg.extract.embed import file_sha256
 __all__ = ["FORMAT", "MANIFEST", "build_key", "code_digest", "outputs_intact", "read_manifest", "write_manifest",
            "forget_manifest"]
 
-FORMAT = 8  # the outputs' format version: bump it when kg writes any output differently (4: plain prefixed names, relative sources;
-# 5: explorer.json and explorer-search.jsonl; 6: explorer-search.sqlite in its place; 7: stats.json's top_concepts,
-# graph.json the map's projection above kg.graph.io.FULL_GRAPH_MAX_PAPERS papers; 8: kgv:keywordOrder and the other order literals)
+FORMAT = 8  # the outputs' format version: bump it when kg writes any output differently (what each bump changed: `git log -L` on this line)
 _LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 
 

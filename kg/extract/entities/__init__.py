@@ -50,7 +50,7 @@ class PaperEntities:
 
 
 # Raised when what the stage writes for the same weights changes (the cache keys depend on it).
-ENTITIES_VERSION = 5  # 2: one relation per pair of mentions (model.decode_relations); 3: one torch thread a text; 4: int8 encoder; 5: no punctuation or stop words alone (rules.is_mention)
+ENTITIES_VERSION = 5  # bump it when the entity extractor's output changes (what each bump changed: `git log -L` on this line)
 
 
 def entity_fingerprint() -> str:
