@@ -29,7 +29,7 @@ peak, triples and concepts; then the client's peak against N (least squares, byt
 abstract) and its ratio to the smallest size's.
 
 Run: ``.venv/bin/python -m benchmarks.scaling --synthetic [--sizes 10000 20000 40000]
-[--executor dask-local:2] [--cold-only] [--work DIR] [--json FILE]``.
+[--executor dask-local:2] [--cold-only] [--entities] [--work DIR] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def progress(n):
     if "extracted" not in marks and done[0] >= marks.get("papers", float("inf")):
         marks["extracted"] = time.perf_counter() - t0
 r = kg.build([{corpus!r}], {out!r}, embedder=HashEmbedder(), executor={executor!r}, store=True,
-             on_start=on_start, progress=progress)
+             on_start=on_start, progress=progress, entities={entities!r})
 seconds = time.perf_counter() - t0
 status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
 cpu = os.times()
@@ -268,8 +268,9 @@ def watch(proc: subprocess.Popen, interval: float = 0.2) -> dict:
     return {"roles": roles, "all_processes_rss_peak": total_peak, "samples": samples}
 
 
-def _synthetic_build(corpus: Path, out: Path, executor: str) -> dict:
-    code = _SYNTH_BUILD.format(root=str(ROOT), tests=str(ROOT / "tests"), corpus=str(corpus), out=str(out), executor=executor)
+def _synthetic_build(corpus: Path, out: Path, executor: str, entities: bool = False) -> dict:
+    code = _SYNTH_BUILD.format(root=str(ROOT), tests=str(ROOT / "tests"), corpus=str(corpus), out=str(out), executor=executor,
+                               entities=entities)
     load = os.getloadavg()[0]
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     import threading
@@ -304,12 +305,14 @@ def _mib(b: float | None) -> str:
 ROLES = ("client", "dask worker", "views writer (fork)", "store loader", "model process")
 
 
-def synthetic(sizes: list[int], work: Path, executor: str, *, warm: bool = True, saved=None) -> dict:
+def synthetic(sizes: list[int], work: Path, executor: str, *, warm: bool = True, entities: bool = False, saved=None) -> dict:
     """For each size: a corpus (`synthetic_rows`), a cold build with the tests' hashing embedder
     on *executor* and a warm rebuild (extraction from the cache; graph.nt and stats.json deleted
     so that every stage after extraction runs again), each in a subprocess with every process's
     peak memory (`watch`); then the client's growth against N. *saved* (if given) is called with
-    the rows so far after each size, so that a long run stopped early keeps what it measured."""
+    the rows so far after each size, so that a long run stopped early keeps what it measured.
+    Without *entities* the builds skip typed entities (``entities=False``): the real entity model
+    on synthetic text would add an hour at 200,000 to a benchmark of the stages after extraction."""
     pool = ml_abstracts(10**9)
     print(f"  pool: {len(pool):,} distinct ML abstracts; executor {executor}", flush=True)
     rows = []
@@ -319,12 +322,12 @@ def synthetic(sizes: list[int], work: Path, executor: str, *, warm: bool = True,
         out = work / f"synthetic-out-{n}"
         shutil.rmtree(out, ignore_errors=True)
         row: dict = {"abstracts": n, "corpus": str(corpus), "out": str(out)}
-        row["cold"] = _synthetic_build(corpus, out, executor)
+        row["cold"] = _synthetic_build(corpus, out, executor, entities)
         _print_build(n, "cold", row["cold"])
         if warm:
             for name in ("graph.nt", "stats.json"):  # force the full rebuild (not the unchanged shortcut)
                 (out / name).unlink(missing_ok=True)
-            row["warm"] = _synthetic_build(corpus, out, executor)
+            row["warm"] = _synthetic_build(corpus, out, executor, entities)
             _print_build(n, "warm", row["warm"])
         with (out / "graph.nt").open("rb") as f:
             row["triples"] = sum(1 for _ in f)
@@ -397,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the synthetic part: corpora of any size, cold and warm builds with the hashing "
                              "embedder, peak memory per process (issue 24)")
     parser.add_argument("--executor", default="dask-local:2", help="with --synthetic: the build's executor")
+    parser.add_argument("--entities", action="store_true",
+                        help="with --synthetic: typed entities too (the real entity model: ~1 h at 200,000 on 2 cores)")
     parser.add_argument("--cold-only", action="store_true",
                         help="with --synthetic: only the cold build of each size (the warm rebuild doubles a 200k run)")
     parser.add_argument("--sample", type=int, default=500, help="abstracts for the per-worker extraction figure")
@@ -419,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
                                      encoding="utf-8")
 
         report["synthetic"] = synthetic(args.sizes or [10000, 20000, 40000], args.work, args.executor,
-                                        warm=not args.cold_only, saved=saved)
+                                        warm=not args.cold_only, entities=args.entities, saved=saved)
         saved(report["synthetic"])
         return 0
     if not args.skip_extraction:
