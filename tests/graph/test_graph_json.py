@@ -97,14 +97,15 @@ def test_a_build_above_the_limit_writes_the_projection_and_kg_stats_still_answer
         kg.stats(tmp_path / "big" / "graph.json")
 
 
-@pytest.mark.parametrize("content, problem", [
-    ("{", "not a stats.json written by kg build"),
-    ("[1, 2]", "a JSON list, not an object"),
-    ('{"top_concepts": []}', "no papers, concepts"),
+@pytest.mark.parametrize("content, named, problem", [
+    ("{", "stats.json", "not a stats.json written by kg build"),
+    ("[1, 2]", "stats.json", "not a stats.json written by kg build (a JSON list, not an object)"),
+    ('{"top_concepts": []}', "stats.json", "not a stats.json written by kg build (no papers, concepts"),
+    ('{"papers": 1}', "graph.json", "not a graph.json written by kg build"),  # an older kg's stats.json: graph.json is read
 ])
-def test_a_stats_json_kg_did_not_write_is_one_line(run_cli, tmp_path, content, problem):
+def test_a_stats_json_kg_did_not_write_is_one_line(run_cli, tmp_path, content, named, problem):
     (tmp_path / "graph.json").write_text("{}", encoding="utf-8")
     (tmp_path / "stats.json").write_text(content, encoding="utf-8")
     result = run_cli("stats", "--graph", str(tmp_path))
-    assert result.code == 2 and problem in result.err and "stats.json" in result.err
+    assert result.code == 2 and f"{named}: {problem}" in result.err
     assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1
