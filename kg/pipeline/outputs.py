@@ -247,10 +247,12 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
                entities: Iterable[dict] | None = None) -> None:
     """Write the `VIEW_FILES` of a build, as `emit_outputs` does (``keyphrases.jsonl`` only with
     *records*, ``entities.jsonl`` only with *entities*: a build writes both before the map, `_write`)."""
-    from kg.view.page import render_html
+    from kg.view.mapdata import MapSettings, map_payload, with_abstracts
+    from kg.view.page import render_page
 
+    served = map_payload(G, title=title, settings=MapSettings(abstracts="none"))  # the explorer's; graph.html's but its abstracts
     with open_output("graph.html") as f:
-        f.write(render_html(G, title=title).encode("utf-8"))
+        f.write(render_page({"source": "embedded", **with_abstracts(served, G, "auto")}, title=title).encode("utf-8"))
     if records is not None:
         with open_output("keyphrases.jsonl") as f:
             write_records(f, records)
@@ -267,18 +269,19 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
         write_gexf(G, f)
     with open_output("map.json") as f:
         write_vosviewer_json(G, f, title=title)
-    emit_explorer(G, open_output)
+    emit_explorer(G, open_output, payload=served)
 
 
-def emit_explorer(G: nx.Graph, open_output) -> None:
+def emit_explorer(G: nx.Graph, open_output, *, payload: dict | None = None) -> None:
     """Write what `kg serve` reads instead of graph.json (`kg.view.explorer`): ``explorer.json``, the map
-    payload ``/api/map`` sends as it is, and ``explorer-search.sqlite``, what ``/api/search`` queries (made in a
-    temporary file in the output folder when *open_output* gives a file of `Staging`, in the system's otherwise)."""
+    payload ``/api/map`` sends as it is (*payload*, when the caller made it: `Explorer.explorer_file`), and
+    ``explorer-search.sqlite``, what ``/api/search`` queries (made in a temporary file in the output folder
+    when *open_output* gives a file of `Staging`, in the system's otherwise)."""
     from kg.view.explorer import EXPLORER_FILE, SEARCH_FILE, Explorer
 
     explorer = Explorer(G)
     with open_output(EXPLORER_FILE) as f:
-        f.write(explorer.explorer_file())
+        f.write(explorer.explorer_file(payload))
     with open_output(SEARCH_FILE) as f:
         explorer.write_search_file(f, folder=getattr(f, "folder", None))
 

@@ -173,12 +173,15 @@ class Explorer:
             self._map = _json_bytes(map_payload(self.G, title=self.title, settings=self.settings))
         return self._map
 
-    def explorer_file(self) -> bytes:
-        """`EXPLORER_FILE`, a build output: the map payload with the title ``kg``, behind
+    def explorer_file(self, payload: dict[str, Any] | None = None) -> bytes:
+        """`EXPLORER_FILE`, a build output: the map payload (*payload* when given: `map_payload` of this
+        graph with this explorer's settings, any title) with the title ``kg``, behind
         ``"kg_explorer": EXPLORER_FORMAT``; `MapFile` streams it as `map_json` with the server's title."""
         from kg.view.mapdata import map_payload
 
-        return _json_bytes({_MARKER: EXPLORER_FORMAT, **map_payload(self.G, title=_BUILT_TITLE, settings=self.settings)})
+        if payload is None:
+            payload = map_payload(self.G, title=_BUILT_TITLE, settings=self.settings)
+        return _json_bytes({_MARKER: EXPLORER_FORMAT, **payload, "title": _BUILT_TITLE})
 
     def write_search_file(self, f, *, folder: str | Path | None = None) -> None:
         """`SEARCH_FILE`, a build output, to the binary file *f*: the SQLite database of `SearchFile`

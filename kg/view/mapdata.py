@@ -32,7 +32,7 @@ from kg.concepts.entities import CONCEPT_TYPES
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["MAX_LINKS", "MAX_MAP_CONCEPTS", "MapSettings", "map_payload", "rank_key"]
+__all__ = ["MAX_LINKS", "MAX_MAP_CONCEPTS", "MapSettings", "map_payload", "rank_key", "with_abstracts"]
 
 MAX_MAP_CONCEPTS = 20_000
 MAX_LINKS = 4000
@@ -189,14 +189,7 @@ def _placed_columns(nodes, concepts: list[str], drawn: list[int], clusters: set[
 
 def _paper_columns(nodes, papers: list[str], links: _Links, ci: Mapping[str, int], vi: Mapping[str, int],
                    clusters: set[int], abstracts: str) -> dict:
-    texts = [" ".join(_text(nodes[p].get("abstract") or "").split()) for p in papers]
-    if abstracts == "none":
-        texts = [None] * len(papers)
-        cut = False
-    else:
-        cut = abstracts == "auto" and sum(map(len, texts)) > WHOLE_ABSTRACTS
-        if cut:
-            texts = [_shorten(t, ABSTRACT_CHARS) for t in texts]
+    texts, cut = _abstracts(nodes, papers, abstracts)
     out: dict[str, Any] = {k: [] for k in ("id", "label", "title", "venue", "year", "x", "y", "cluster",
                                            "concepts", "abstract", "urls", "authors", "doi", "arxiv", "journal", "source")}
     for p, abstract in zip(papers, texts):
@@ -225,6 +218,25 @@ def _paper_columns(nodes, papers: list[str], links: _Links, ci: Mapping[str, int
     out["cut"] = ABSTRACT_CHARS if cut else 0
     out["served"] = abstracts == "none"
     return out
+
+
+def _abstracts(nodes, papers: list[str], abstracts: str) -> tuple[list[str | None], bool]:
+    """The papers' abstracts as *abstracts* (`MapSettings`) says, and whether they were cut."""
+    if abstracts == "none":
+        return [None] * len(papers), False
+    texts = [" ".join(_text(nodes[p].get("abstract") or "").split()) for p in papers]
+    cut = abstracts == "auto" and sum(map(len, texts)) > WHOLE_ABSTRACTS
+    return ([_shorten(t, ABSTRACT_CHARS) for t in texts] if cut else texts), cut
+
+
+def with_abstracts(payload: dict[str, Any], G: nx.Graph, abstracts: str, *, title: str | None = None) -> dict[str, Any]:
+    """*payload* (`map_payload` of *G*, any ``abstracts``) as `map_payload` makes it with *abstracts* (and
+    *title*): only the papers' abstracts differ, so a build makes the payload once for the explorer's file
+    (``"none"``) and graph.html (``"auto"``) instead of twice. The same keys in the same order."""
+    papers = payload["papers"]
+    texts, cut = _abstracts(G.nodes, papers["id"], abstracts)
+    changed = {"abstract": texts, "cut": ABSTRACT_CHARS if cut else 0, "served": abstracts == "none"}
+    return {**payload, **({} if title is None else {"title": title}), "papers": {**papers, **changed}}
 
 
 def _cooccurrences(G: nx.Graph, concepts: list[str], drawn: list[int], budget: int) -> tuple[list[int], list[list[int]]]:

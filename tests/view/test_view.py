@@ -185,6 +185,21 @@ def test_abstracts_are_whole_cut_or_left_to_the_server() -> None:
     assert all(len(a) <= mapdata.ABSTRACT_CHARS + 1 for a in cut["abstract"]) and cut["abstract"][0].endswith("\u2026")
 
 
+@pytest.mark.parametrize("whole", [10**9, 10])  # abstracts whole, and cut
+def test_one_payload_serves_the_explorer_and_graph_html(monkeypatch, whole) -> None:
+    from kg.view import mapdata
+    from kg.view.mapdata import with_abstracts
+
+    monkeypatch.setattr(mapdata, "WHOLE_ABSTRACTS", whole)
+    G = small_graph()
+    served = map_payload(G, title="a", settings=MapSettings(abstracts="none"))
+    for abstracts in ("auto", "whole", "none"):
+        made = map_payload(G, title="b", settings=MapSettings(abstracts=abstracts))
+        derived = with_abstracts(served, G, abstracts, title="b")
+        assert json.dumps(derived) == json.dumps(made)  # the same keys in the same order: the same bytes
+    assert with_abstracts(served, G, "auto")["title"] == "a" and served["papers"]["abstract"] == [None] * 3
+
+
 def test_empty_graph_renders() -> None:
     data = _data(render_html(nx.Graph()))
     assert data["concepts"]["id"] == [] and data["papers"]["id"] == [] and data["drawn"] == []
