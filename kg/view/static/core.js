@@ -94,14 +94,12 @@
     var C = this.C, P = this.P, xs = [], ys = [], i;
     for (i = 0; i < this.drawn.length; i++) { xs.push(C.x[this.drawn[i]]); ys.push(C.y[this.drawn[i]]); }
     for (i = 0; i < this.nP; i++) if (finite(P.x[i]) && finite(P.y[i])) { xs.push(P.x[i]); ys.push(P.y[i]); }
-    var x0 = Math.min.apply(null, xs.length ? xs : [0]), x1 = Math.max.apply(null, xs.length ? xs : [0]);
-    var y0 = Math.min.apply(null, ys.length ? ys : [0]), y1 = Math.max.apply(null, ys.length ? ys : [0]);
-    if (xs.length > 50000) {  /* apply() has an argument limit; loop instead */
-      x0 = y0 = Infinity; x1 = y1 = -Infinity;
-      for (i = 0; i < xs.length; i++) {
-        x0 = Math.min(x0, xs[i]); x1 = Math.max(x1, xs[i]); y0 = Math.min(y0, ys[i]); y1 = Math.max(y1, ys[i]);
-      }
+    /* a loop, not Math.min.apply: apply() passes every value as an argument and throws past ~120,000 */
+    var x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (i = 0; i < xs.length; i++) {
+      if (xs[i] < x0) x0 = xs[i]; if (xs[i] > x1) x1 = xs[i]; if (ys[i] < y0) y0 = ys[i]; if (ys[i] > y1) y1 = ys[i];
     }
+    if (!xs.length) x0 = x1 = y0 = y1 = 0;
     var k = SIDE / Math.max(x1 - x0, y1 - y0, 1e-9), cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
     function X(v) { return finite(v) ? (v - cx) * k : null; }
     function Y(v) { return finite(v) ? (v - cy) * k : null; }
