@@ -43,8 +43,11 @@ def map_projection(G: nx.Graph, *, limit: int = FULL_GRAPH_MAX_PAPERS) -> nx.Gra
     more papers share) with every attribute they have in *G* and the links among them
     (co-occurrences), and each venue with its number of ``papers`` in place of its links; no paper.
     ``graph["projection"]`` says so: the whole graph's papers, concepts and links, and *limit*.
-    A concept's ``broader`` may name a concept outside the projection, as in *G*."""
+    A concept's ``broader`` may name a concept outside the projection, as in *G*. A projection is its own."""
     from kg.graph.cooccurrence import concept_map
+
+    if "projection" in G.graph:
+        return G
 
     kept = set(concept_map(G).nodes)
     P = nx.Graph()

@@ -44,6 +44,11 @@ def test_the_projection_keeps_the_map_concepts_their_links_and_the_venues_paper_
     assert {k: v for k, v in P.graph.items() if k != "projection"} == G.graph
 
 
+def test_a_projection_is_its_own_projection():
+    P = map_projection(fixture_graph(), limit=5)
+    assert map_projection(P, limit=5) is P and graph_json_view(P, max_papers=0) is P
+
+
 def test_the_projection_reads_back_from_graph_json(tmp_path):
     P = map_projection(fixture_graph(), limit=5)
     with (tmp_path / "graph.json").open("wb") as f:
