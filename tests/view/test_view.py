@@ -209,6 +209,19 @@ def test_empty_graph_renders() -> None:
 
 
 @pytest.mark.browser
+def test_a_map_of_130000_papers_draws(open_page) -> None:
+    """Past ~120,000 positions Math.min.apply threw 'Maximum call stack size exceeded' and the
+    200,000-abstract map said it could not be loaded."""
+    G = nx.Graph(base_iri="https://example.org/kg/", clusters=[])
+    for c in range(3):
+        G.add_node(f"concept:c{c}", kind="concept", label=f"concept {c}", papers=2, x=100.0 * c, y=-50.0 * c, cluster=0)
+    for p in range(130_000):
+        G.add_node(f"paper:p{p:x}", kind="paper", label="", abstract="", x=float(p % 997), y=float(p % 991), cluster=0)
+    o = open_page(render_html(G))
+    assert o.errors == [] and o.page.evaluate("kgApp.M.nP") == 130_000
+
+
+@pytest.mark.browser
 def test_the_map_draws_offline_labelled_and_still(open_page) -> None:
     o = open_page(render_html(small_graph(), title="kg <test>"))
     page = o.page
