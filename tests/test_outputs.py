@@ -26,7 +26,7 @@ def test_a_failed_build_leaves_the_previous_outputs_whole(tmp_path, hash_embedde
     def broken(*args, **kwargs):
         raise KeyboardInterrupt  # as if Ctrl-C hit while the HTML was rendered
 
-    monkeypatch.setattr(kg.view.page, "render_html", broken)
+    monkeypatch.setattr(kg.view.page, "render_page", broken)
     with pytest.raises(KeyboardInterrupt):
         kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
@@ -47,7 +47,7 @@ def test_a_killed_view_writer_is_an_output_error_and_leaves_the_previous_outputs
             os._exit(3)
         raise AssertionError("the HTML is rendered in the forked process")
 
-    monkeypatch.setattr(kg.view.page, "render_html", dies)
+    monkeypatch.setattr(kg.view.page, "render_page", dies)
     with pytest.raises(OutputError, match=r"the process writing the outputs stopped \(exit code 3\); the previous outputs are unchanged"):
         kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
