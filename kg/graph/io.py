@@ -133,18 +133,14 @@ def load_graph(path: str | Path) -> nx.Graph:
     ``graph["projection"]``, when the build had more than `FULL_GRAPH_MAX_PAPERS` papers)."""
     from kg.errors import InputError
 
-    from kg.text.files import read_input
+    from kg.text.files import load_json
 
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         raise InputError(f"{path}: no such file; run `kg build` first or name a graph.json")
     if path.is_dir():
         raise InputError(f"{path}: a folder, not a graph.json")
-    raw = read_input(path, str(path), expected="a graph.json written by kg build", text=False)  # a regular file, once
-    try:
-        data = json.loads(raw.data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # not JSON, a number too long, nested too deep
-        raise InputError(f"{path}: not a graph.json written by kg build ({str(e) or type(e).__name__})") from e
+    data = load_json(path, expected="a graph.json written by kg build")  # a regular file, once
     problem = _not_node_link(data)
     if problem:
         raise InputError(f"{path}: not a graph.json written by kg build ({problem})")

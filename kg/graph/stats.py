@@ -30,18 +30,12 @@ def figures_of_build(path: Path) -> dict | None:
     its ``entities`` when any concept has typed mentions; None when there is no such file or it
     has no ``top_concepts`` (an older kg's, which did not keep them there: figure them from graph.json).
     A stats.json that is no JSON object is an `InputError` naming it."""
-    import json
-
     from kg.errors import InputError
-    from kg.text.files import read_input
+    from kg.text.files import load_json
 
     if not path.is_file():
         return None
-    raw = read_input(path, str(path), expected="a stats.json written by kg build", text=False)
-    try:
-        figures = json.loads(raw.data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise InputError(f"{path}: not a stats.json written by kg build ({str(e) or type(e).__name__})") from e
+    figures = load_json(path, expected="a stats.json written by kg build")
     if not isinstance(figures, dict):
         raise InputError(f"{path}: not a stats.json written by kg build (a JSON {type(figures).__name__}, not an object)")
     if "top_concepts" not in figures:

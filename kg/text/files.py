@@ -36,6 +36,7 @@ __all__ = [
     "escapes_surrogates",
     "input_names",
     "json_rows",
+    "load_json",
     "parse_json",
     "printable",
     "read_input",
@@ -387,16 +388,26 @@ def _skip(notes: list[Diagnostic], skipped: dict[str, int], diagnostic: Diagnost
     skipped[diagnostic.reason] = skipped.get(diagnostic.reason, 0) + 1
 
 
+def load_json(path: Path, *, expected: str) -> object:
+    """The JSON value of the file *path* (read as `read_input` reads a file); an `InputError`
+    naming it as not *expected* when it is no UTF-8 JSON (or nested too deep)."""
+    import json
+
+    raw = read_input(path, str(path), expected=expected, text=False)
+    try:
+        return json.loads(raw.data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # not JSON, a number too long, nested too deep
+        raise InputError(f"{path}: not {expected} ({str(e) or type(e).__name__})") from e
+
+
 def read_json(path: Path) -> object:
     """The JSON value of the file *path*, or None when there is none kg can read: a file kg
     wrote for itself (the build manifest, a store's source.json, stats.json) that is missing,
     not a regular file, damaged, or nested too deep. Whoever reads it then does as if it were
     missing (rebuilds, reloads), never fails."""
-    import json
-
     try:
-        return json.loads(read_input(path, str(path), text=False).data.decode("utf-8"))
-    except (InputError, UnicodeDecodeError, ValueError, RecursionError):
+        return load_json(path, expected="JSON")
+    except InputError:
         return None
 
 
