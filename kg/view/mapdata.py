@@ -189,10 +189,10 @@ def _placed_columns(nodes, concepts: list[str], drawn: list[int], clusters: set[
 
 def _paper_columns(nodes, papers: list[str], links: _Links, ci: Mapping[str, int], vi: Mapping[str, int],
                    clusters: set[int], abstracts: str) -> dict:
-    texts, cut = _abstracts(nodes, papers, abstracts)
+    given = _abstracts(nodes, papers, abstracts)
     out: dict[str, Any] = {k: [] for k in ("id", "label", "title", "venue", "year", "x", "y", "cluster",
                                            "concepts", "abstract", "urls", "authors", "doi", "arxiv", "journal", "source")}
-    for p, abstract in zip(papers, texts):
+    for p, abstract in zip(papers, given["abstract"]):
         d = nodes[p]
         label = _label(nodes, p)
         title = _text(d.get("title") or "")
@@ -215,18 +215,19 @@ def _paper_columns(nodes, papers: list[str], links: _Links, ci: Mapping[str, int
         out["arxiv"].append(_text(d["arxiv"]) if d.get("arxiv") else None)
         out["journal"].append(_text(d["journal_ref"]) if d.get("journal_ref") else None)
         out["source"].append(_text(d["source_id"]) if d.get("source_id") else None)
-    out["cut"] = ABSTRACT_CHARS if cut else 0
-    out["served"] = abstracts == "none"
+    out["cut"], out["served"] = given["cut"], given["served"]
     return out
 
 
-def _abstracts(nodes, papers: list[str], abstracts: str) -> tuple[list[str | None], bool]:
-    """The papers' abstracts as *abstracts* (`MapSettings`) says, and whether they were cut."""
+def _abstracts(nodes, papers: list[str], abstracts: str) -> dict[str, Any]:
+    """The papers' columns that *abstracts* (`MapSettings`) decides: ``abstract`` (each paper's, or
+    None when the server gives them), ``cut`` (the length they were cut to, or 0) and ``served``."""
     if abstracts == "none":
-        return [None] * len(papers), False
+        return {"abstract": [None] * len(papers), "cut": 0, "served": True}
     texts = [" ".join(_text(nodes[p].get("abstract") or "").split()) for p in papers]
     cut = abstracts == "auto" and sum(map(len, texts)) > WHOLE_ABSTRACTS
-    return ([_shorten(t, ABSTRACT_CHARS) for t in texts] if cut else texts), cut
+    return {"abstract": [_shorten(t, ABSTRACT_CHARS) for t in texts] if cut else texts,
+            "cut": ABSTRACT_CHARS if cut else 0, "served": False}
 
 
 def with_abstracts(payload: dict[str, Any], G: nx.Graph, abstracts: str, *, title: str | None = None) -> dict[str, Any]:
@@ -234,8 +235,7 @@ def with_abstracts(payload: dict[str, Any], G: nx.Graph, abstracts: str, *, titl
     *title*): only the papers' abstracts differ, so a build makes the payload once for the explorer's file
     (``"none"``) and graph.html (``"auto"``) instead of twice. The same keys in the same order."""
     papers = payload["papers"]
-    texts, cut = _abstracts(G.nodes, papers["id"], abstracts)
-    changed = {"abstract": texts, "cut": ABSTRACT_CHARS if cut else 0, "served": abstracts == "none"}
+    changed = _abstracts(G.nodes, papers["id"], abstracts)
     return {**payload, **({} if title is None else {"title": title}), "papers": {**papers, **changed}}
 
 
