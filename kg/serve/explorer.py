@@ -34,7 +34,6 @@ class StoredExplorer:
 
         self.folder, self.title = Path(folder), title
         self.summary = _summary(self.folder / "stats.json")
-        self._page: bytes | None = None
         self.map = _opened(lambda: MapFile(self.folder / EXPLORER_FILE, title=title))
         self.searcher = _opened(lambda: SearchFile(self.folder / SEARCH_FILE))
         stale = next((e for e in (self.map, self.searcher) if isinstance(e, Exception)), None)
@@ -44,11 +43,9 @@ class StoredExplorer:
 
     def page(self) -> bytes:
         """The explorer page (UTF-8): the map page, told to ask this server for its data."""
-        from kg.view.page import render_page
+        from kg.view.page import server_page
 
-        if self._page is None:
-            self._page = render_page({"source": "server"}, title=self.title).encode("utf-8")
-        return self._page
+        return server_page(self.title)
 
     def map_file(self) -> MapFile:
         """The map payload to stream; `StaleExplorerFile` when the build has none this kg reads."""

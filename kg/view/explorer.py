@@ -102,7 +102,6 @@ class Explorer:
         self._typed = self._typed_index()
         self._index = self._search_index()
         self.summary = {"papers": len(self.papers), "concepts": len(self.concepts), "venues": len(self.venues)}
-        self._page: bytes | None = None
         self._map: bytes | None = None
 
     def _label(self, n: str) -> str:
@@ -159,11 +158,9 @@ class Explorer:
     # ------------------------------------------------------------------ the page and its data
     def page(self) -> bytes:
         """The explorer page (UTF-8): the map page, told to ask this server for its data."""
-        from kg.view.page import render_page
+        from kg.view.page import server_page
 
-        if self._page is None:
-            self._page = render_page({"source": "server"}, title=self.title).encode("utf-8")
-        return self._page
+        return server_page(self.title)
 
     def map_json(self) -> bytes:
         """What ``/api/map`` answers (UTF-8 JSON): the map payload, abstracts left to `node`."""

@@ -23,7 +23,7 @@ from kg.view.mapdata import MapSettings, map_payload
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["SCRIPTS", "STYLES", "render_html", "render_page"]
+__all__ = ["SCRIPTS", "STYLES", "render_html", "render_page", "server_page"]
 
 # The page's own files (kg/view/static), in the order the page loads them.
 SCRIPTS = ("core.js", "labels.js", "map.js", "panel.js", "queries.js", "app.js")
@@ -47,6 +47,13 @@ def render_page(data: dict[str, Any], *, title: str) -> str:
     css, scripts = _assets()
     return template.render(title=encodable(title), css=Markup(css), scripts=[Markup(s) for s in scripts],
                            data=Markup(json_for_script(data)))
+
+
+@lru_cache(maxsize=4)
+def server_page(title: str) -> bytes:
+    """The explorer's page of a server (UTF-8): the map page told to ask ``/api/map`` for its data;
+    made once for a title."""
+    return render_page({"source": "server"}, title=title).encode("utf-8")
 
 
 def json_for_script(data: Any) -> str:
