@@ -1,10 +1,10 @@
-"""The map in files other tools open: ``graph.gexf`` (Gephi and any GEXF reader, written by
-networkx) and ``map.json`` (VOSviewer Online's JSON map format). docs/model.md lists their fields.
+"""The map in files other tools open: ``graph.gexf`` (Gephi and any GEXF reader; the XML text
+made here, byte for byte what networkx's GEXF writer made of it) and ``map.json`` (VOSviewer
+Online's JSON map format). docs/model.md lists their fields.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections import defaultdict
@@ -78,60 +78,168 @@ def _map_edges(G: nx.Graph, placed: set[str]):
             yield xml_text(u), xml_text(b), {"kind": "broader", "weight": 1.0}
 
 
-_GEXF_BLOCK = 5000  # nodes or edges made into XML elements at a time
+_GEXF_BLOCK = 5000  # nodes or edges made into XML text at a time
+_GEXF_TYPES = {str: "string", int: "long", float: "double", bool: "boolean"}  # networkx's names for them
+_GEXF_FLOATS = {"inf": "INF", "-inf": "-INF", "nan": "NaN"}  # networkx writes these so in an attvalue
+_NS_GEXF = "http://www.gexf.net/1.2draft"
 
 
 def write_gexf(G: nx.Graph, f) -> None:
-    """Write `map_graph` of *G* as GEXF 1.2 to the binary file *f*, with networkx's GEXF writer
-    a block of nodes or edges at a time: its `write_gexf` makes one XML element tree of the
-    whole file first (at 100,000 papers a 584 MB file, several GiB as elements). The blocks
-    go to a temporary file, since the attribute declarations that open the file are known at
-    the end. Text XML 1.0 forbids (a control character in a title) is left out (`_map_nodes`)."""
+    """Write `map_graph` of *G* as GEXF 1.2 to the binary file *f*: XML text made with string
+    formatting a block of nodes or edges at a time, byte for byte what networkx's GEXF writer
+    wrote here before (its header, attribute ids, number formats, escaping and edge order), which
+    made and serialized an element tree of each block, four times slower (6.1 s against 1.6 s at
+    10,000 papers). The blocks go to a temporary file, since the attribute declarations that
+    open the file are known at the end. Text XML 1.0 forbids (a control character in a title)
+    is left out (`_map_nodes`)."""
     import tempfile
-    from itertools import islice
-    from xml.etree.ElementTree import Element, ElementTree, tostring
+    from itertools import count
 
-    from networkx.readwrite.gexf import GEXFWriter
-
-    writer = GEXFWriter(encoding="utf-8", prettyprint=False)
-    writer.graph_element = graph = Element("graph", defaultedgetype="undirected", mode="static", name="")
     placed = _placed(G)
-
-    def elements(items, add) -> None:
-        items = iter(items)
-        while block := list(islice(items, _GEXF_BLOCK)):
-            holder = Element("holder")
-            add(block, holder)
-            text = tostring(holder[0], encoding="unicode")  # <nodes xmlns:viz="…">…</nodes>
-            body.write(text[text.index(">") + 1:text.rindex("</")].encode("utf-8"))
-
-    def add_nodes(block, holder) -> None:
-        H = nx.Graph()
-        H.add_nodes_from(block)
-        writer.add_nodes(H, holder)
-
-    def add_edges(block, holder) -> None:
-        H = nx.Graph()
-        H.add_edges_from(block)
-        writer.add_edges(H, holder)
-
+    declared: dict[tuple[str, str], tuple[str, str]] = {}  # (class, title): (id, type), in networkx's order
+    edge_ids = count()
     with tempfile.TemporaryFile() as body:
-        elements(_map_nodes(G, placed), add_nodes)
+        _write_blocks(body, _map_nodes(G, placed), lambda block: _nodes_xml(_merged_nodes(block), declared))
         nodes_end = body.tell()
-        elements(_map_edges(G, placed), add_edges)
+        _write_blocks(body, _map_edges(G, placed), lambda block: _edges_xml(_graph_edges(block), edge_ids, declared))
         edges_end = body.tell()
-        writer.xml.set("xmlns:viz", writer.NS_VIZ)
-        writer.xml.append(graph)
-        graph.append(Element("nodes"))
-        head = io.BytesIO()
-        ElementTree(writer.xml).write(head, encoding="utf-8", xml_declaration=True)
-        text = head.getvalue()
-        f.write(text[:text.rindex(b"<nodes />")] + b"<nodes>")
+        f.write(_gexf_head(declared).encode("utf-8") + b"<nodes>")
         body.seek(0)
         _copy(body, f, nodes_end)
         f.write(b"</nodes><edges>")
         _copy(body, f, edges_end - nodes_end)
         f.write(b"</edges></graph></gexf>")
+
+
+def _write_blocks(body, items, xml) -> None:
+    """Write *xml* of each block of `_GEXF_BLOCK` *items* to the binary file *body* as UTF-8:
+    the file's text made and held a block at a time."""
+    from itertools import islice
+
+    items = iter(items)
+    while block := list(islice(items, _GEXF_BLOCK)):
+        body.write(xml(block).encode("utf-8"))
+
+
+def _merged_nodes(block) -> dict:
+    """The (node, attributes) of *block* as a networkx graph of them holds them: one node per id,
+    the attributes of a repeated id updated by the later ones (ids `xml_text` made the same)."""
+    nodes: dict = {}
+    for n, a in block:
+        nodes[n] = {**nodes[n], **a} if n in nodes else a
+    return nodes
+
+
+def _graph_edges(block):
+    """The (u, v, attributes) of *block* in the order and direction a networkx graph of them
+    gives them (its nodes as first met, each one's new neighbours), how the GEXF writer wrote
+    them; a repeated pair once, its attributes updated by the later ones."""
+    adj: dict = {}
+    for u, v, d in block:
+        nbrs = adj.setdefault(u, {})
+        adj.setdefault(v, {})
+        e = nbrs.get(v)
+        e = {**e, **d} if e is not None else d
+        nbrs[v] = adj[v][u] = e
+    seen = set()
+    for u, nbrs in adj.items():
+        for v, d in nbrs.items():
+            if v not in seen:
+                yield u, v, d
+        seen.add(u)
+
+
+def _nodes_xml(nodes: dict, declared: dict) -> str:
+    """The ``<node>`` elements of *nodes* (id: `_map_nodes` attributes), each with its viz
+    colour, size and position and the attvalues of the rest but its label."""
+    out = []
+    for n, a in nodes.items():
+        viz = a["viz"]
+        c, p = viz["color"], viz["position"]
+        values = _attvalues("node", a, declared)
+        out.append(f'<node id="{_escape(n)}" label="{_escape(a["label"])}">'
+                   f'<viz:color r="{c["r"]}" g="{c["g"]}" b="{c["b"]}" a="{c["a"]}" />'
+                   f'<viz:size value="{viz["size"]}" />'
+                   f'<viz:position x="{p["x"]}" y="{p["y"]}" z="{p["z"]}" />{values}</node>')
+    return "".join(out)
+
+
+def _edges_xml(edges, ids, declared: dict) -> str:
+    """The ``<edge>`` elements of *edges* (u, v, `_map_edges` attributes), each numbered by the
+    next of *ids*, with its weight and the attvalues of the rest."""
+    return "".join(f'<edge source="{_escape(u)}" target="{_escape(v)}" id="{i}" weight="{d["weight"]}">'
+                   f'{_attvalues("edge", d, declared)}</edge>'
+                   for (u, v, d), i in zip(edges, ids))
+
+
+_GEXF_OWN = {"node": ("label", "viz"), "edge": ("weight",)}  # data GEXF holds elsewhere than in attvalues
+
+
+def _attvalues(kind: str, data: dict, declared: dict) -> str:
+    """The ``<attvalues>`` element of a node's or edge's *data* but what GEXF holds elsewhere
+    (`_GEXF_OWN`); a title met first is declared with the next id, as networkx numbers them."""
+    own = _GEXF_OWN[kind]
+    out = []
+    for title, value in data.items():
+        if title in own:
+            continue
+        key = (kind, title)
+        if key not in declared:
+            if type(value) not in _GEXF_TYPES:
+                raise TypeError(f"attribute value type is not allowed: {type(value)}")
+            declared[key] = (str(len(declared)), _GEXF_TYPES[type(value)])
+        out.append(f'<attvalue for="{declared[key][0]}" value="{_gexf_value(value)}" />')
+    return f"<attvalues>{''.join(out)}</attvalues>" if out else ""
+
+
+def _gexf_value(value) -> str:
+    """*value* as networkx writes an attvalue: booleans in lower case, infinite and NaN floats as
+    INF, -INF and NaN, text XML-escaped."""
+    if type(value) is str:
+        return _escape(value)
+    if type(value) is bool:
+        return str(value).lower()
+    text = str(value)
+    return _GEXF_FLOATS.get(text, text) if type(value) is float else text
+
+
+def _escape(text: str) -> str:
+    """*text* as an XML attribute value, escaped as ElementTree escapes it: ``&<>"`` and the tab,
+    LF and CR that would otherwise read back as spaces."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
+    return text
+
+
+def _gexf_head(declared: dict) -> str:
+    """What opens the file up to ``<nodes>``: the XML declaration, the ``<gexf>`` element, the meta
+    networkx writes (its name and version as creator, today's date) and the attribute declarations,
+    the edges' first (networkx puts each class's ahead of the others as it meets it)."""
+    import time
+
+    head = (f"<?xml version='1.0' encoding='utf-8'?>\n"
+            f'<gexf xmlns="{_NS_GEXF}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+            f'xsi:schemaLocation="{_NS_GEXF} {_NS_GEXF}/gexf.xsd" version="1.2" xmlns:viz="{_NS_GEXF}/viz">'
+            f'<meta lastmodifieddate="{time.strftime("%Y-%m-%d")}"><creator>NetworkX {nx.__version__}</creator></meta>'
+            '<graph defaultedgetype="undirected" mode="static" name="">')
+    for kind in ("edge", "node"):
+        attributes = "".join(f'<attribute id="{i}" title="{_escape(title)}" type="{t}" />'
+                             for (k, title), (i, t) in declared.items() if k == kind)
+        if attributes:
+            head += f'<attributes mode="static" class="{kind}">{attributes}</attributes>'
+    return head
 
 
 def _copy(src, dst, n: int, size: int = 1 << 20) -> None:

@@ -224,3 +224,185 @@ def test_map_json_and_graph_json_are_utf8_json_whatever_the_text(G, text):
         f = io.BytesIO()
         write(H, f)
         json.loads(f.getvalue().decode("utf-8"))  # strict UTF-8: a lone surrogate would not encode at all
+
+
+# graph.gexf is XML text made directly; these check it byte for byte against networkx's GEXF writer,
+# which wrote it before (`_networkx_gexf`, that writer kept here as it was), and read back by networkx.
+
+import time
+from itertools import islice
+
+from kg.graph import mapfiles
+from kg.graph.mapfiles import map_graph
+
+_TRICKY = ("amp & lt < gt > quot \" apos ' lf \n tab \t cr \r crlf \r\n é 中文 😀 "
+           "ctl \x01\x08\x0b\x1b[1m \ufffe lone \ud800 end")
+
+
+def _networkx_gexf(G: nx.Graph, f, block: int) -> None:
+    """graph.gexf as kg wrote it until the text writer: networkx's GEXFWriter making an element
+    tree of each *block* of nodes or edges (kg.graph.mapfiles.write_gexf of main at 8b8cec7)."""
+    import tempfile
+    from xml.etree.ElementTree import Element, ElementTree, tostring
+
+    from networkx.readwrite.gexf import GEXFWriter
+
+    writer = GEXFWriter(encoding="utf-8", prettyprint=False)
+    writer.graph_element = graph = Element("graph", defaultedgetype="undirected", mode="static", name="")
+    placed = mapfiles._placed(G)
+
+    def elements(items, add) -> None:
+        items = iter(items)
+        while part := list(islice(items, block)):
+            holder = Element("holder")
+            add(part, holder)
+            text = tostring(holder[0], encoding="unicode")  # <nodes xmlns:viz="…">…</nodes>
+            body.write(text[text.index(">") + 1:text.rindex("</")].encode("utf-8"))
+
+    def add_nodes(part, holder) -> None:
+        H = nx.Graph()
+        H.add_nodes_from(part)
+        writer.add_nodes(H, holder)
+
+    def add_edges(part, holder) -> None:
+        H = nx.Graph()
+        H.add_edges_from(part)
+        writer.add_edges(H, holder)
+
+    with tempfile.TemporaryFile() as body:
+        elements(mapfiles._map_nodes(G, placed), add_nodes)
+        nodes_end = body.tell()
+        elements(mapfiles._map_edges(G, placed), add_edges)
+        edges_end = body.tell()
+        writer.xml.set("xmlns:viz", writer.NS_VIZ)
+        writer.xml.append(graph)
+        graph.append(Element("nodes"))
+        head = io.BytesIO()
+        ElementTree(writer.xml).write(head, encoding="utf-8", xml_declaration=True)
+        text = head.getvalue()
+        f.write(text[:text.rindex(b"<nodes />")] + b"<nodes>")
+        body.seek(0)
+        mapfiles._copy(body, f, nodes_end)
+        f.write(b"</nodes><edges>")
+        mapfiles._copy(body, f, edges_end - nodes_end)
+        f.write(b"</edges></graph></gexf>")
+
+
+def _made_up_map(papers: int, text: str = "", *, same_ids: bool = False) -> nx.Graph:
+    """A graph with a map on it, made up to reach every case of `_map_nodes` and `_map_edges`:
+    concepts with and without a cluster, with broader concepts (placed or not, linked already,
+    themselves, each other), papers with and without year, venue and cluster, venues, links of the
+    map's kinds and of others, an unplaced node; *text* in every label and venue; *same_ids*:
+    two ids that `xml_text` makes one."""
+    G = nx.Graph()
+    concepts = [f"concept:c{i}" for i in range(max(papers // 4, 6))]
+    for i, c in enumerate(concepts):
+        G.add_node(c, kind="concept", label=f"{text}c{i}", x=i * 1.5, y=-i / 3, papers=2 + i % 5,
+                   broader=[concepts[(i + 1) % len(concepts)], concepts[i // 2], "concept:off-map"][:1 + i % 3])
+        if i % 4:
+            G.nodes[c]["cluster"] = 1 + i % 13
+    G.nodes[concepts[0]]["broader"] = [concepts[0], concepts[1]]  # itself, and a concept it co-occurs with
+    G.add_node("concept:off-map", kind="concept", label="off", papers=1)  # no position: left out
+    for v in ("venue:a", "venue:b"):
+        G.add_node(v, kind="venue", label=f"{text}{v}", x=0.25, y=1e-7, cluster=2)
+    for p in range(papers):
+        n = f"paper:p{p:06d}"
+        G.add_node(n, kind="paper", label=f"{text}paper {p}", x=float(p), y=p * 0.1, cluster=1 + p % 3 if p % 5 else None)
+        if p % 3:
+            G.nodes[n]["year"] = 2000 + p % 25
+        if p % 4:
+            G.nodes[n]["venue"] = f"{text}V{p % 2}"
+            G.add_edge(n, f"venue:{'ab'[p % 2]}", kind="venue")
+        for k in range(3):
+            G.add_edge(n, concepts[(p + 2 * k) % len(concepts)], kind="subject", score=0.5)
+    for i, c in enumerate(concepts):
+        G.add_edge(c, concepts[(i + 1) % len(concepts)], kind="cooccurs", count=1 + i % 4)
+        G.add_edge(c, concepts[(i + 3) % len(concepts)], kind="related", count=9)  # not a link of the map
+    G.add_edge(concepts[0], "concept:off-map", kind="cooccurs", count=2)  # to a node off the map
+    if same_ids:
+        G.add_node("concept:c0\x01", kind="concept", label="twin", x=9.0, y=9.0, papers=4, year=1999)
+        G.add_edge("concept:c0\x01", concepts[2], kind="cooccurs", count=5)
+        G.add_edge(concepts[0], concepts[2], kind="cooccurs", count=1)  # the same pair as written
+    return G
+
+
+def _placed_graph(G: nx.Graph) -> nx.Graph:
+    """*G* with each node a concept on the map (a position, a label, its papers)."""
+    for i, (_, d) in enumerate(G.nodes(data=True)):
+        d.update(kind="concept", label=f"c{i}", x=float(i), y=0.0, papers=i)
+    return G
+
+
+def _empty_map() -> nx.Graph:
+    from kg.graph.layout import add_map
+
+    G = nx.Graph()
+    add_map(G)
+    return G
+
+
+_GRAPHS = {
+    "fixture": fixture_graph,
+    "fixture, tricky text": lambda: with_text(fixture_graph(), _TRICKY),
+    "fixture, a venue of controls": lambda: with_text(fixture_graph(), "Venue\x01\x08\x1b[1m"),
+    "made up, tricky text": lambda: _made_up_map(40, _TRICKY),
+    "made up, ids xml_text joins": lambda: _made_up_map(12, same_ids=True),
+    "empty map": _empty_map,
+    "two concepts, no paper": lambda: _placed_graph(nx.Graph([("concept:a", "concept:b", {"kind": "cooccurs", "count": 3})])),
+}
+
+
+def _both(G: nx.Graph, monkeypatch, block: int) -> tuple[bytes, bytes]:
+    """graph.gexf of *G* by `write_gexf` and by networkx's writer (`_networkx_gexf`), both with
+    *block* nodes or edges a block and the same date."""
+    monkeypatch.setattr(time, "strftime", lambda fmt, *a: "2031-02-03")
+    monkeypatch.setattr(mapfiles, "_GEXF_BLOCK", block)
+    new, old = io.BytesIO(), io.BytesIO()
+    write_gexf(G, new)
+    _networkx_gexf(G, old, block)
+    return new.getvalue(), old.getvalue()
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 5000])
+@pytest.mark.parametrize("name", sorted(_GRAPHS))
+def test_gexf_is_byte_for_byte_what_networkx_wrote(name, block, monkeypatch):
+    new, old = _both(_GRAPHS[name](), monkeypatch, block)
+    assert new == old
+    assert b'lastmodifieddate="2031-02-03"' in new and new.endswith(b"</edges></graph></gexf>")
+
+
+def test_gexf_past_a_block_is_byte_for_byte_what_networkx_wrote(monkeypatch):
+    """More nodes and edges than `_GEXF_BLOCK`, at its own size: several blocks of each."""
+    G = _made_up_map(mapfiles._GEXF_BLOCK * 9 // 10, "é & <")
+    M = map_graph(G)
+    assert M.number_of_nodes() > mapfiles._GEXF_BLOCK and M.number_of_edges() > 3 * mapfiles._GEXF_BLOCK
+    new, old = _both(G, monkeypatch, mapfiles._GEXF_BLOCK)
+    assert new == old
+
+
+def test_gexf_text_checks_catch_a_difference(monkeypatch):
+    """The comparison above sees one byte: a label that differs by its escaping differs here."""
+    G = fixture_graph()
+    new, _ = _both(G, monkeypatch, 5000)
+    G.nodes["concept:fine-tuning"]["label"] = "fine-tuning\t"
+    changed, old = _both(G, monkeypatch, 5000)
+    assert changed == old and changed != new and b'label="fine-tuning&#09;"' in changed
+
+
+@pytest.mark.parametrize("block", [3, 5000])
+def test_gexf_reads_back_as_the_map_graph(block, monkeypatch):
+    """networkx reads graph.gexf back as `map_graph`: the same nodes with the same attributes and
+    viz, the same edges with the same kind and weight, whatever the labels hold."""
+    monkeypatch.setattr(mapfiles, "_GEXF_BLOCK", block)
+    G = _made_up_map(30, _TRICKY)
+    f = io.BytesIO()
+    write_gexf(G, f)
+    H, M = nx.read_gexf(io.BytesIO(f.getvalue())), map_graph(G)
+    assert list(H.nodes) == list(M.nodes) and len(M) == 30 + 7 + 2  # papers, concepts, venues
+    for n, d in M.nodes(data=True):
+        assert H.nodes[n] == d
+    assert {frozenset(e) for e in H.edges} == {frozenset(e) for e in M.edges} and M.number_of_edges() > 120
+    for u, v, d in M.edges(data=True):
+        assert (H.edges[u, v]["kind"], H.edges[u, v]["weight"]) == (d["kind"], d["weight"])
+    assert sorted(int(H.edges[e]["id"]) for e in H.edges) == list(range(M.number_of_edges()))
+    assert H.nodes["paper:p000001"]["label"] == xml_text(_TRICKY) + "paper 1"
