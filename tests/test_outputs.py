@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -63,9 +64,10 @@ def test_a_write_error_is_an_output_error_and_leaves_no_temporary_file(tmp_path,
     calls = []
 
     def failing_replace(src, dst):
-        calls.append(dst)
-        if len(calls) == 1:
-            raise OSError(28, "No space left on device")
+        if ".cache" not in Path(dst).parts:  # an output's (the read cache's entry is renamed before)
+            calls.append(dst)
+            if len(calls) == 1:
+                raise OSError(28, "No space left on device")
         return real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", failing_replace)
@@ -205,6 +207,43 @@ def test_a_rebuild_with_nothing_changed_reads_no_abstract_and_repeats_the_builds
     monkeypatch.undo()
     src.write_text(src.read_text() + json.dumps({"abstract": "Diffusion models generate images from noise."}) + "\n")
     assert not kg.build([src], out, embedder=hash_embedder, nlp=nlp, entities=False).unchanged
+
+
+def test_a_rebuild_parses_only_the_files_that_changed_and_gives_a_clean_builds_warnings_and_outputs(
+        tmp_path, hash_embedder, nlp, run_cli, monkeypatch):
+    # A file added: the one read before is not parsed again (its reading is in <out>/.cache/read/,
+    # kg.text.readcache), yet its warnings (a merged duplicate row, a skipped row) are printed as a
+    # clean build prints them, and the outputs are a clean build's, byte for byte.
+    import kg.text.sources
+
+    src = tmp_path / "src"
+    src.mkdir()
+    rows = [{"abstract": "Graph neural networks pass messages along the edges of molecules."},
+            {"abstract": "Graph neural networks pass messages along the edges of molecules!"},  # merged: a warning
+            {"title": "a row without an abstract"},  # skipped: a warning
+            {"abstract": "Protein folding is predicted with transformers from amino acid sequences."}]
+    (src / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out, clean_out = tmp_path / "out", tmp_path / "clean"
+    real = kg.build
+    monkeypatch.setattr(kg, "build", lambda *a, **k: real(*a, **k, embedder=hash_embedder, nlp=nlp))
+    assert run_cli("build", str(src), "--out", str(out), "--no-entities").code == 0
+    assert len(list((out / ".cache" / "read").iterdir())) == 1
+    (src / "b.jsonl").write_text(json.dumps({"abstract": "Diffusion models generate images from noise."}) + "\n")
+    parse, parsed = kg.text.sources._parse, []
+    monkeypatch.setattr(kg.text.sources, "_parse", lambda data, name, suffix: parsed.append(name) or parse(data, name, suffix))
+    shown = run_cli("build", str(src), "--out", str(out), "--no-entities")
+    assert shown.code == 0 and parsed == ["src/b.jsonl"], (parsed, shown.err)
+    clean = real([src], clean_out, embedder=hash_embedder, nlp=nlp, entities=False, cache=False)
+    assert not (clean_out / ".cache" / "read").exists()  # cache=False: nothing read from it, nothing written
+    assert {"duplicate_merged", "row_without_abstract"} <= {w.reason for w in clean.warnings}
+    assert [line for line in shown.err.splitlines() if line.startswith("warning:")] == [
+        f"warning: {w}" for w in clean.warnings], shown.err
+    for name in ("graph.nt", "graph.ttl", "keyphrases.jsonl", "graph.json", "stats.json", "map.json"):
+        assert (out / name).read_bytes() == (clean_out / name).read_bytes(), name
+    assert len(list((out / ".cache" / "read").iterdir())) == 2
+    (src / "a.jsonl").unlink()
+    assert run_cli("build", str(src), "--out", str(out), "--no-entities").code == 0
+    assert len(list((out / ".cache" / "read").iterdir())) == 1  # a.jsonl's entry dropped with it
 
 
 def test_a_rebuild_embeds_only_the_labels_it_has_not_embedded_before(tmp_path, hash_embedder, nlp, monkeypatch):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 __all__ = ["CACHE", "MANIFEST", "STORE", "STORE_SOURCE", "is_build_folder"]
 
-CACHE = ".cache"  # the extraction cache and the build manifest
+CACHE = ".cache"  # the extraction cache, the read cache (kg.text.readcache) and the build manifest
 MANIFEST = "manifest.json"  # in CACHE: what was built from what (kg.pipeline.manifest)
 STORE = "store"  # the on-disk Oxigraph store (kg.sparql.store)
 STORE_SOURCE = "source.json"  # in STORE: the graph.nt it was loaded from (size, mtime, Oxigraph version)

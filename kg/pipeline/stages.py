@@ -15,6 +15,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from kg.common.folders import CACHE
 from kg.concepts.merge import merge_concepts
 from kg.concepts.specificity import score_specificity
 from kg.extract.keyphrases import PaperKeyphrases, Settings
@@ -49,6 +50,7 @@ from kg.pipeline.outputs import (
 )
 from kg.pipeline.timeline import VIEWS, Timeline
 from kg.text.labels import paper_label
+from kg.text.readcache import ReadCache
 from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
 __all__ = ["BuildResult", "DASK_LOCAL_MIN_DOCUMENTS", "build"]
@@ -256,7 +258,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
             models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
     try:
         with timeline.stage("read"):
-            report = read_papers([Path(p) for p in paths], follow_links=options.follow_links)
+            read_cache = ReadCache(Path(out) / CACHE) if options.cache else None  # files read before: not parsed again
+            report = read_papers([Path(p) for p in paths], follow_links=options.follow_links, cache=read_cache)
         if options.on_start:
             options.on_start(report)
         papers = report.papers

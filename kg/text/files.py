@@ -98,6 +98,15 @@ class Warnings(list):
         if n <= MAX_KEPT_WARNINGS:
             super().append(diagnostic)
 
+    @classmethod
+    def restored(cls, kept, counts: dict[str, int]) -> Warnings:
+        """The `Warnings` that kept *kept* and counted *counts*, as another one did (what a
+        cache of them holds: `kg.text.readcache`)."""
+        warnings = cls()
+        list.extend(warnings, kept)
+        warnings.counts = dict(counts)
+        return warnings
+
     def extend(self, items) -> None:
         if not isinstance(items, Warnings):
             for diagnostic in items:

@@ -18,7 +18,8 @@ from kg.text.records import Author, Diagnostic, Source, unique_keywords
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
 
-__all__ = ["Conflict", "Paper", "ReadReport", "merge_records", "paper_id", "uncapitalized"]
+__all__ = ["Conflict", "Paper", "Prepared", "ReadReport", "merge_prepared", "merge_records", "paper_id", "prepare",
+           "uncapitalized"]
 
 _CAPITALS = re.compile(r"[A-Z][A-Z0-9]*")
 
@@ -138,29 +139,29 @@ class _Papers:
         self.merged = 0
         self.notes = Warnings()
 
-    def add(self, record: _Record) -> None:
-        text = record.text if record.text is not None else clean_text(record.abstract)
-        pid, key = paper_id(record.abstract), _text_key(text)
+    def add(self, item: Prepared) -> None:
+        record, pid = item.record, item.id
         if pid in self.papers:
             self._join(pid, record, "same abstract")
-        elif (known := self.by_text.get(key)) is not None:
+        elif (known := self.by_text.get(item.key)) is not None:
             self._join(known, record, "same abstract (up to case, punctuation and markup)")
         else:
             for identity in _identities(record):
                 if (other := self.by_identity.get(identity)) is not None:
                     self._conflict(identity, other, pid, record)
-            self._new(pid, key, text, record)
+            self._new(item)
 
-    def _new(self, pid: str, key: bytes, text: str, record: _Record) -> None:
+    def _new(self, item: Prepared) -> None:
+        record, pid = item.record, item.id
         self.papers[pid] = Paper(
             id=pid,
             abstract=record.abstract,
-            text=record.abstract if text == record.abstract else text,  # one string when cleaning changed nothing
+            text=item.text,
             title=record.title,
             venue=record.venue,
             year=record.year,
             source_id=record.source_id,
-            urls=find_urls(record.abstract),
+            urls=item.urls,
             sources=(record.source,),
             doi=record.doi,
             arxiv=record.arxiv,
@@ -169,7 +170,7 @@ class _Papers:
             given=record.given if record.given != record.abstract else None,
             keywords=record.keywords,
         )
-        self.by_text.setdefault(key, pid)
+        self.by_text.setdefault(item.key, pid)
         for identity in _identities(record):
             self.by_identity.setdefault(identity, pid)
 
@@ -211,12 +212,37 @@ class _Papers:
         return list(self.papers.values()), self.merged, self.notes, conflicts
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A record with what merging needs of it worked out (`prepare`): its cleaned *text*, paper
+    *id*, *key* of letters and digits (`_text_key`) and *urls*. Cleaning is most of the cost of
+    reading a file, so it is done per file, where `kg.text.readcache` can keep it."""
+
+    record: _Record
+    text: str
+    id: str
+    key: bytes
+    urls: tuple[str, ...]
+
+
+def prepare(record: _Record) -> Prepared:
+    """*record* with its cleaned text (the reader's, when it made it), id, text key and URLs."""
+    text = record.text if record.text is not None else clean_text(record.abstract)
+    text = record.abstract if text == record.abstract else text  # one string when cleaning changed nothing
+    return Prepared(record, text, paper_id(record.abstract), _text_key(text), find_urls(record.abstract))
+
+
 def merge_records(records: Iterable[_Record]) -> tuple[list[Paper], int, list[Diagnostic], tuple[Conflict, ...]]:
     """One paper per distinct abstract and per DOI or arXiv id, every source kept, input order;
     the identifiers given to different abstracts."""
+    return merge_prepared(prepare(record) for record in records)
+
+
+def merge_prepared(items: Iterable[Prepared]) -> tuple[list[Paper], int, list[Diagnostic], tuple[Conflict, ...]]:
+    """`merge_records` of records already `prepare` d."""
     papers = _Papers()
-    for record in records:
-        papers.add(record)
+    for item in items:
+        papers.add(item)
     return papers.result()
 
 

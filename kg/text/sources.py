@@ -15,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import json
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from kg.errors import InputError
+from kg.text import files as text_files
 from kg.text.clean import clean_text, normalize_space
 from kg.text.files import (
     LongNumber,
@@ -34,7 +36,16 @@ from kg.text.files import (
 from kg.text.formats import BIBTEX_SUFFIXES, CSV_SUFFIXES, JSONL_SUFFIXES, RIS_SUFFIXES
 from kg.text.formats.identify import identifiers, orcid
 from kg.text.inputs import find_inputs
-from kg.text.papers import Conflict, Paper, ReadReport, merge_records, paper_id
+from kg.text.papers import (
+    Conflict,
+    Paper,
+    Prepared,
+    ReadReport,
+    merge_prepared,
+    paper_id,
+    prepare,
+)
+from kg.text.readcache import ParsedFile, ReadCache, environment
 from kg.text.records import Author, Diagnostic, Notes, Source, keywords_of, shown
 from kg.text.records import Record as _Record
 from kg.text.records import where as _where
@@ -376,14 +387,54 @@ _EMPTY_ADVICE = {  # what an empty file of each kind should hold (docs/input.md)
 }
 
 
-def _read_file(path: Path, name: str, *, follow: bool = True) -> tuple[list[_Record], list[Diagnostic], dict[str, int], str]:
-    """The records of the file *path* (reported as *name*), the warnings, what was skipped, and
-    the SHA-256 of the bytes read; without *follow*, *path* is not opened if it is a link."""
+# The version of what reading a file gives: its records, warnings and skips, the cleaned text, paper
+# ids and text keys of its records (kg.text.papers.prepare). Bump it whenever any of them changes for
+# the same bytes: the read cache (kg.text.readcache) keys each file's entry by it, so that a rebuild
+# never takes an older reading of an unchanged file. (The key holds the SHA-256 of kg.text's modules
+# too, so an edit without a bump is not missed; the bump also covers a change from elsewhere.)
+READ_VERSION = 1
+
+
+def _entry_key(digest: str, name: str, suffix: str, follow: bool) -> str:
+    """The read cache's key of a file whose bytes have the SHA-256 *digest*, reported as *name*
+    (warnings and sources name it), read by its *suffix*, opened with *follow* or not: with
+    `READ_VERSION`, what else reading depends on, and the limits (tests lower them)."""
+    limits = [text_files.MAX_RECORD_CHARS, text_files.MAX_ABSTRACT_CHARS, text_files.MAX_FIELD_CHARS,
+              text_files.MAX_KEPT_WARNINGS]
+    return json.dumps({"read": READ_VERSION, "environment": environment(), "limits": limits,
+                       "file": [digest, name, suffix, follow]}, sort_keys=True)
+
+
+def _read_file(path: Path, name: str, *, follow: bool = True,
+               cache: ReadCache | None = None) -> tuple[tuple[Prepared, ...], list[Diagnostic], dict[str, int], str]:
+    """The records of the file *path* (reported as *name*), prepared for the merge, the warnings,
+    what was skipped, and the SHA-256 of the bytes read; without *follow*, *path* is not opened if
+    it is a link. With *cache*, a file read before with the same bytes is not parsed again."""
     raw = read_input(path, name, follow=follow)
-    suffix = path.suffix.lower()
-    if not raw.data.strip():
+    parsed = _parsed(raw.data, raw.sha256, name, path.suffix.lower(), follow, cache)
+    notes = Warnings(raw.notes)  # reading's own (a file that grew as it was read): not the bytes', never cached
+    notes.extend(Warnings.restored(parsed.warnings, parsed.counts))
+    return parsed.items, notes, dict(parsed.skipped), raw.sha256
+
+
+def _parsed(data: bytes, digest: str, name: str, suffix: str, follow: bool, cache: ReadCache | None) -> ParsedFile:
+    """`_parse` of *data* (whose SHA-256 is *digest*), from *cache* when it holds it (else put there)."""
+    if cache is None:
+        return _parse(data, name, suffix)
+    key = _entry_key(digest, name, suffix, follow)
+    parsed = cache.get(key)
+    if parsed is None:
+        parsed = _parse(data, name, suffix)
+        cache.put(key, parsed)
+    return parsed
+
+
+def _parse(data: bytes, name: str, suffix: str) -> ParsedFile:
+    """What the bytes *data* of the file *name* hold, by its *suffix* (and content): its records,
+    cleaned and prepared for the merge, the warnings and what was skipped."""
+    if not data.strip():
         raise InputError(f"{name}: empty file; {_EMPTY_ADVICE.get(suffix, _EMPTY_ADVICE['.txt'])}")
-    text, notes = decode(raw.data, name)
+    text, notes = decode(data, name)
     from kg.text.formats import (
         read_format,  # BibTeX, RIS, OpenAlex, arXiv and JSON: their readers
     )
@@ -398,11 +449,11 @@ def _read_file(path: Path, name: str, *, follow: bool = True) -> tuple[list[_Rec
         records, more, skipped = _read_csv(name, text, "\t" if suffix == ".tsv" else ",")
     else:
         records, more, skipped = _read_text(name, text)
-    notes = Warnings([*raw.notes, *notes])
+    notes = Warnings(notes)
     notes.extend(more)
     if not records and not skipped:
         raise InputError(f"{name}: no abstracts found")
-    return records, notes, skipped, raw.sha256
+    return ParsedFile(tuple(prepare(r) for r in records), tuple(notes), dict(notes.counts), dict(skipped))
 
 
 def _input_files(paths: Sequence[str | Path], follow_links: bool) -> tuple[list[tuple[Path, str, bool]], list[Diagnostic]]:
@@ -424,28 +475,33 @@ def input_digests(paths: Sequence[str | Path], *, follow_links: bool = False) ->
     return tuple(name for _, name, _ in files), tuple(read_input(path, name, follow=follow).sha256 for path, name, follow in files)
 
 
-def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False) -> ReadReport:
+def read_papers(paths: Sequence[str | Path], *, follow_links: bool = False, cache: ReadCache | None = None) -> ReadReport:
     """Read every abstract under *paths* (files, or folders of `FOLDER_SUFFIXES` files).
 
     Raises `InputError` for a path or file kg cannot use; returns warnings for what it
     could read with a caveat. Nothing is dropped without a warning that says so. Symbolic
     links inside a folder are skipped (with a warning) unless *follow_links*: a file or folder
-    named in *paths* is read even when it is a link, since the user named it.
+    named in *paths* is read even when it is a link, since the user named it. With *cache*
+    (`kg.text.readcache.ReadCache`, what `kg.build` passes), a file whose bytes were read before
+    is not parsed nor cleaned again, and the entries of files not read this time are removed; the
+    report is the same as without.
     """
     files, found = _input_files(paths, follow_links)
     warnings = Warnings(found)
     names = [name for _, name, _ in files]
-    records: list[_Record] = []
+    records: list[Prepared] = []
     skipped: dict[str, int] = {}
     digests = []
     for path, name, follow in files:
-        got, notes, skips, digest = _read_file(path, name, follow=follow)
+        got, notes, skips, digest = _read_file(path, name, follow=follow, cache=cache)
         records.extend(got)
         warnings.extend(notes)
         digests.append(digest)
         for key, n in skips.items():
             skipped[key] = skipped.get(key, 0) + n
-    papers, merged, notes, conflicts = merge_records(records)
+    if cache is not None:
+        cache.prune()
+    papers, merged, notes, conflicts = merge_prepared(records)
     warnings.extend(notes)
     if not papers:
         first = next((w for w in warnings if w.reason in skipped), None)
