@@ -53,7 +53,8 @@ def _singular(word: str) -> str:
 
 def text_bag(text: str) -> Counter:
     """The content words of *text*, lower case, `_singular`, with their counts."""
-    return Counter(_singular(w) for w in _WORD.findall(text.lower()) if w not in _STOP)
+    return Counter([w[:-1] if w[-1] == "s" and len(w) > 3 else w  # `_singular`, inline: a call per word costs more
+                    for w in _WORD.findall(text.lower()) if w not in _STOP])
 
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -104,6 +105,16 @@ def _written(words: Sequence[tuple[str, bool]], long: str) -> bool:
     return False
 
 
+def _writes(text: str, long: str) -> bool:
+    """`_written` of *text*'s words, which are read only when every word of *long* is in the text's
+    lower case: a word of `_words` is a prefix of a token of it (most texts do not write the long
+    form, and reading a text's words costs far more)."""
+    lower = text.lower()
+    if not all(w in lower for w, _ in _words(long)):
+        return False
+    return _written(_words(text), long)
+
+
 def sense_scores(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[str, Sequence[str]]],
                  texts: Mapping[str, str], *, prior: float | None = None) -> dict[tuple[str, str], tuple[str, float, float, bool]]:
     """(paper id, short-form key) -> (the best long form, its cosine, its lead over the next, whether
@@ -143,7 +154,7 @@ def sense_scores(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[
                              for cosine in [_cosine(own, profiles[long])]), key=lambda s: (-s[0], s[2]))
             top, best, long = ranked[0]
             lead = top - ranked[1][0] if len(ranked) > 1 else top
-            scored[(pid, key)] = (long, best, lead, _written(_words(texts[pid]), long))  # only the first-ranked matters
+            scored[(pid, key)] = (long, best, lead, _writes(texts[pid], long))  # only the first-ranked matters
     return scored
 
 
