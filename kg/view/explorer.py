@@ -134,25 +134,21 @@ class Explorer:
         """(node, kind, label, links, [(field, text)]) for every node: its label, aliases, ids and a
         paper's title, source id and authors' keywords, each text once (up to case and spacing)."""
         out = []
+        attrs = dict(self.G.nodes(data=True))  # looked up directly: G.nodes[n] is a Python call
         for n in self.concepts + self.papers + self.venues:
-            d = self.G.nodes[n]
-            keys = [("label", self._label(n))]
-            if self.kind[n] == "concept":
+            d, kind = attrs[n], self.kind[n]
+            label = str(d.get("label") or d.get("title") or n)  # `_label`
+            keys = [("label", label)]
+            if kind == "concept":
                 keys += [("altLabel", str(a)) for a in d.get("alt_labels") or []]
-            elif self.kind[n] == "paper":
+            elif kind == "paper":
                 if d.get("title"):
                     keys.append(("title", str(d["title"])))
                 if d.get("source_id"):
                     keys.append(("source id", str(d["source_id"])))
                 keys += [("keywords", str(k)) for k in d.get("keywords") or ()]
             keys += [("id", n), ("id", n.partition(":")[2])]
-            seen, pairs = set(), []
-            for field, text in keys:
-                key = _search_key(text)
-                if key and key not in seen:
-                    seen.add(key)
-                    pairs.append((field, text))
-            out.append((n, self.kind[n], self._label(n), self._links(n), pairs))
+            out.append((n, kind, label, self._links(n), _distinct(keys)))
         return out
 
     # ------------------------------------------------------------------ the page and its data
@@ -277,6 +273,17 @@ class Explorer:
 
 def _search_key(text: str) -> str:
     return " ".join(text.split()).lower()
+
+
+def _distinct(keys: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (field, text) pairs of *keys* with a text not empty nor already given (up to case and spacing)."""
+    seen, pairs = set(), []
+    for field, text in keys:
+        key = _search_key(text)
+        if key and key not in seen:
+            seen.add(key)
+            pairs.append((field, text))
+    return pairs
 
 
 def ranked_matches(q: str, entries, *, limit: int = 20) -> list[dict[str, Any]]:
