@@ -107,8 +107,9 @@ def write_graph_json(G: nx.Graph, f) -> None:
 
 def _item_encoder():
     """The text of one node or link (a dict) as ``json.JSONEncoder(**_GRAPH_JSON).encode`` gives it:
-    its C encoder made once and called for each (``encode`` makes one at each call, a third of the
-    time of a 10,000-paper graph's ~290,000 nodes and links), or ``encode`` itself without it."""
+    its C encoder made once and called for each (``encode`` makes one at each call: a third of the time
+    that encoding a 10,000-paper graph's ~290,000 nodes and links took), or ``encode`` itself when
+    this Python has no C encoder."""
     from json.encoder import c_make_encoder, encode_basestring
 
     encoder = json.JSONEncoder(**_GRAPH_JSON, check_circular=False)
