@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from pathlib import Path
 
 import networkx as nx
@@ -87,21 +88,36 @@ def write_graph_json(G: nx.Graph, f) -> None:
     graph has ~700,000 links; a list of them and its sort keys held ~150 bytes each). A lone
     surrogate in a string is written as U+FFFD (`kg.text.chars.utf8`): UTF-8 cannot hold it."""
     encode = json.JSONEncoder(**_GRAPH_JSON, check_circular=False).encode
+    item = _item_encoder()
 
     def block(key: str, items, as_object) -> None:
         f.write(utf8(f"{encode(key)}: ["))
         sep = b"\n"
         for part in _blocks(items, _BLOCK):
-            f.write(sep + utf8(",\n".join(encode(as_object(item)) for item in part)))
+            f.write(sep + utf8(",\n".join([item(as_object(x)) for x in part])))
             sep = b",\n"
         f.write(b"]" if sep == b"\n" else b"\n]")
 
     f.write(utf8(f"{{\n{encode('directed')}: {encode(G.is_directed())},\n{encode('graph')}: {encode(G.graph)},\n"))
     block("links", _sorted_links(G), lambda e: {**e[2], "source": e[0], "target": e[1]})
     f.write(utf8(f",\n{encode('multigraph')}: {encode(G.is_multigraph())},\n"))
-    nodes = G.nodes
-    block("nodes", sorted(G), lambda n: {**nodes[n], "id": n})
+    block("nodes", sorted(G.nodes(data=True), key=itemgetter(0)), lambda nd: {**nd[1], "id": nd[0]})
     f.write(b"\n}\n")
+
+
+def _item_encoder():
+    """The text of one node or link (a dict) as ``json.JSONEncoder(**_GRAPH_JSON).encode`` gives it:
+    its C encoder made once and called for each (``encode`` makes one at each call: a third of the time
+    that encoding a 10,000-paper graph's ~290,000 nodes and links took), or ``encode`` itself when
+    this Python has no C encoder."""
+    from json.encoder import c_make_encoder, encode_basestring
+
+    encoder = json.JSONEncoder(**_GRAPH_JSON, check_circular=False)
+    if c_make_encoder is None:  # a Python without the json C module
+        return encoder.encode
+    made = c_make_encoder(None, encoder.default, encode_basestring, None, encoder.key_separator, encoder.item_separator,
+                          encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
+    return lambda value: "".join(made(value, 0))
 
 
 def _sorted_links(G: nx.Graph):
@@ -115,7 +131,7 @@ def _sorted_links(G: nx.Graph):
     adj = G.adj
     for u in sorted(order):
         i, nbrs = order[u], adj[u]
-        for v in sorted(v for v in nbrs if order[v] >= i):
+        for v in sorted([v for v in nbrs if order[v] >= i]):
             yield u, v, nbrs[v]
 
 

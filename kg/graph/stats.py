@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import networkx as nx
@@ -66,6 +66,8 @@ def typed_figures(G: nx.Graph) -> dict[str, object]:
 def graph_stats(G: nx.Graph) -> dict[str, object]:
     """Figures of a paper-concept graph (paper-concept links only), `FIGURES` in that order; the
     ``top_concepts`` are `top_concepts`' rows, so that `kg stats` reads them from stats.json."""
+    import numpy as np
+
     nodes = dict(G.nodes(data=True))
     papers = [n for n, d in nodes.items() if d["kind"] == "paper"]
     concepts = [n for n, d in nodes.items() if d["kind"] == "concept"]
@@ -79,18 +81,17 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
                 related += 1
         elif kind == "subject":
             subject.append((u, v))
-    # Each paper's and concept's neighbours over the paper-concept links (then the broader
-    # links), in the order of an nx.Graph of them: papers, concepts, then any other node met.
-    linked: dict[str, list[str]] = {n: [] for n in papers + concepts}
-    for u, v in subject:
-        if u not in linked:
-            linked[u] = []
-        if v not in linked:
-            linked[v] = []
-        linked[u].append(v)
-        linked[v].append(u)
-    shared = [c for c in concepts if len(linked[c]) >= 2]
-    connected_papers = {p for c in shared for p in linked[c]}
+    # The paper-concept links, then the broader links, as rows of two node numbers: papers, concepts,
+    # then any other node in the order met (as an nx.Graph of them would hold them).
+    index = {n: i for i, n in enumerate(papers + concepts)}
+    links = _numbered(index, subject)
+    broader = [(c, b) for c in concepts for b in nodes[c].get("broader") or ()]
+    above = _numbered(index, broader)
+    first, last = len(papers), len(papers) + len(concepts)  # the concepts' numbers
+    degree = np.bincount(links.ravel(), minlength=len(index))  # over the paper-concept links
+    shared = np.zeros(len(index), dtype=bool)
+    shared[first:last] = degree[first:last] >= 2
+    connected_papers = np.unique(np.concatenate((links[shared[links[:, 0]], 1], links[shared[links[:, 1]], 0])))
     # Papers that meet another paper at a concept or at a broader concept above theirs.
     ancestors = ancestry(G)
     reach = _papers_under(G, subject, ancestors, set(papers))
@@ -100,18 +101,10 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
     # Concepts that two or more papers reach (directly or through narrower concepts), or that
     # hang below such a concept.
     anchored = sum(1 for c in concepts if not wide.isdisjoint(ancestors(c)))
-    broader_links = 0
-    for c in concepts:
-        broader = nodes[c].get("broader", [])
-        if broader:
-            broader_links += len(broader)
-            linked[c].extend(broader)
-            for b in broader:
-                if b not in linked:
-                    linked[b] = []
-                linked[b].append(c)
-    components, largest = _components(linked)
-    papers_in_largest = sum(1 for p in papers if p in largest)
+    every_link = np.concatenate((links, above))
+    linked = np.bincount(every_link.ravel(), minlength=len(index))  # over both kinds of links
+    components, largest = _components(len(index), every_link)
+    papers_in_largest = int(np.count_nonzero(largest[:first]))
     figures = {
         "papers": len(papers),
         "concepts": len(concepts),
@@ -120,13 +113,13 @@ def graph_stats(G: nx.Graph) -> dict[str, object]:
         "paper_concept_edges": len(subject),
         "cooccurrence_edges": cooccurs,
         "related_edges": related,
-        "shared_concepts": len(shared),
+        "shared_concepts": int(np.count_nonzero(shared)),
         "papers_sharing_a_concept": len(connected_papers),
         "papers_sharing_a_concept_or_broader": len(meeting),
         "papers_sharing_a_specific_concept_or_broader": len(meeting_specific),
         "concepts_shared_or_under_shared_broader": round(anchored / len(concepts), 4) if concepts else 0.0,
-        "broader_links": broader_links,
-        "papers_without_concepts": sum(1 for p in papers if not linked[p]),
+        "broader_links": len(broader),
+        "papers_without_concepts": int(np.count_nonzero(linked[:first] == 0)),
         "connected_components": components,
         "largest_component_paper_share": round(papers_in_largest / len(papers), 4) if papers else 0.0,
         **map_stats(G),
@@ -146,26 +139,40 @@ def map_stats(G: nx.Graph) -> dict[str, object]:
     }
 
 
-def _components(neighbours: Mapping[str, list[str]]) -> tuple[int, set[str]]:
-    """The number of connected components of the graph given as *neighbours* lists, and the
-    largest of them (the first, in the order of its first node, among equally large ones).
-    SciPy's connected components on the edges as two integer arrays: an nx.Graph of every
-    paper-concept link would hold ~0.5 kB per link (1.2 GB at 200,000 abstracts)."""
+def _numbered(index: dict[str, int], pairs: Sequence[tuple[str, str]]):
+    """The *pairs* of nodes as an integer array of rows of two numbers, each node's from *index*, a
+    node not in it numbered there next (in the order met). The nodes are looked up in C (``map``)
+    until one is missing (not so in a graph kg built), then again a node at a time."""
+    from itertools import chain
+
+    import numpy as np
+
+    count = 2 * len(pairs)
+    try:
+        numbers = np.fromiter(map(index.__getitem__, chain.from_iterable(pairs)), dtype=np.int64, count=count)
+    except KeyError:
+        numbers = np.fromiter((index.setdefault(n, len(index)) for n in chain.from_iterable(pairs)), dtype=np.int64,
+                              count=count)
+    return numbers.reshape(-1, 2)
+
+
+def _components(size: int, links) -> tuple[int, object]:
+    """The number of connected components of the graph of nodes 0 to *size* - 1 linked by the rows
+    of *links* (an integer array of two columns), and a boolean array of the nodes of the largest
+    of them (the first, in the order of its first node, among equally large ones; none when *size*
+    is 0). SciPy's connected components: an nx.Graph of every paper-concept link would hold ~0.5 kB
+    per link (1.2 GB at 200,000 abstracts); the links are given once each, as an array (`_numbered`),
+    not as Python lists of each node's neighbours."""
     import numpy as np
     from scipy.sparse import coo_array
     from scipy.sparse.csgraph import connected_components
 
-    nodes = list(neighbours)
-    index = {n: i for i, n in enumerate(nodes)}
-    count = sum(map(len, neighbours.values()))
-    rows = np.fromiter((i for i, n in enumerate(nodes) for _ in neighbours[n]), dtype=np.int64, count=count)
-    cols = np.fromiter((index[m] for n in nodes for m in neighbours[n]), dtype=np.int64, count=count)
-    graph = coo_array((np.ones(count, dtype=np.int8), (rows, cols)), shape=(len(nodes), len(nodes)))
+    graph = coo_array((np.ones(len(links), dtype=np.int8), (links[:, 0], links[:, 1])), shape=(size, size))
     components, labels = connected_components(graph, directed=False)
-    if not nodes:
-        return 0, set()
+    if not size:
+        return 0, np.zeros(0, dtype=bool)
     largest = int(np.argmax(np.bincount(labels)))  # labels are numbered in the order of their first node
-    return int(components), {nodes[i] for i in np.flatnonzero(labels == largest)}
+    return int(components), labels == largest
 
 
 def papers_under(G: nx.Graph, subject: Iterable[tuple[str, str]] | None = None) -> dict[str, set[str]]:

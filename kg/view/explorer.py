@@ -134,25 +134,21 @@ class Explorer:
         """(node, kind, label, links, [(field, text)]) for every node: its label, aliases, ids and a
         paper's title, source id and authors' keywords, each text once (up to case and spacing)."""
         out = []
+        attrs = dict(self.G.nodes(data=True))  # looked up directly: G.nodes[n] is a Python call
         for n in self.concepts + self.papers + self.venues:
-            d = self.G.nodes[n]
-            keys = [("label", self._label(n))]
-            if self.kind[n] == "concept":
+            d, kind = attrs[n], self.kind[n]
+            label = str(d.get("label") or d.get("title") or n)  # `_label`
+            keys = [("label", label)]
+            if kind == "concept":
                 keys += [("altLabel", str(a)) for a in d.get("alt_labels") or []]
-            elif self.kind[n] == "paper":
+            elif kind == "paper":
                 if d.get("title"):
                     keys.append(("title", str(d["title"])))
                 if d.get("source_id"):
                     keys.append(("source id", str(d["source_id"])))
                 keys += [("keywords", str(k)) for k in d.get("keywords") or ()]
             keys += [("id", n), ("id", n.partition(":")[2])]
-            seen, pairs = set(), []
-            for field, text in keys:
-                key = _search_key(text)
-                if key and key not in seen:
-                    seen.add(key)
-                    pairs.append((field, text))
-            out.append((n, self.kind[n], self._label(n), self._links(n), pairs))
+            out.append((n, kind, label, self._links(n), _distinct(keys)))
         return out
 
     # ------------------------------------------------------------------ the page and its data
@@ -277,6 +273,17 @@ class Explorer:
 
 def _search_key(text: str) -> str:
     return " ".join(text.split()).lower()
+
+
+def _distinct(keys: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (field, text) pairs of *keys* with a text not empty nor already given (up to case and spacing)."""
+    seen, pairs = set(), []
+    for field, text in keys:
+        key = _search_key(text)
+        if key and key not in seen:
+            seen.add(key)
+            pairs.append((field, text))
+    return pairs
 
 
 def ranked_matches(q: str, entries, *, limit: int = 20) -> list[dict[str, Any]]:
@@ -456,7 +463,10 @@ _MAX_GRAMS = 16
 
 def _storable(text: str) -> str:
     """*text* with each lone surrogate as U+FFFD, as SQLite (UTF-8) keeps it, and each NUL as U+FFFD too: FTS5
-    reads its query as a C string, so a query, or a text, with NUL in it would be cut there."""
+    reads its query as a C string, so a query, or a text, with NUL in it would be cut there. An ASCII text
+    without NUL (most of them; ``isascii`` costs no scan) is returned as it is, not encoded and decoded."""
+    if text.isascii() and "\x00" not in text:
+        return text
     return utf8(text).decode("utf-8").replace("\x00", "\ufffd")
 
 
@@ -469,14 +479,13 @@ def write_search_db(path: Path, entries) -> None:
     try:
         db.execute("PRAGMA journal_mode = OFF")
         db.execute("PRAGMA synchronous = OFF")
+        db.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         db.executescript(_SEARCH_SCHEMA)
         db.execute("BEGIN")
         db.execute("INSERT INTO meta VALUES (?, ?)", (_MARKER, EXPLORER_FORMAT))
         db.executemany("INSERT INTO nodes VALUES (?, ?, ?, ?, ?)", (
             (i, _storable(n), _KIND_ORDER[kind], _storable(label), links) for i, (n, kind, label, links, _) in enumerate(order)))
-        db.executemany("INSERT INTO texts VALUES (NULL, ?, ?, ?, ?, ?)", (
-            (i, pos, field, _storable(text), _storable(_search_key(text)))
-            for i, (*_, pairs) in enumerate(order) for pos, (field, text) in enumerate(pairs)))
+        db.executemany("INSERT INTO texts VALUES (NULL, ?, ?, ?, ?, ?)", _text_rows(order))
         db.execute("INSERT INTO grams (rowid, key) SELECT id, key FROM texts")
         db.execute("INSERT INTO grams (grams) VALUES ('optimize')")
         db.execute("CREATE INDEX texts_key ON texts (key)")
@@ -484,6 +493,22 @@ def write_search_db(path: Path, entries) -> None:
         db.execute("VACUUM")
     finally:
         db.close()
+
+
+# The page cache of the database being written, in KiB (SQLite's default is 2,000): at 10,000 abstracts the
+# file is 44 MB, and with the default cache its pages went back and forth through the file while the texts,
+# their trigrams and the key index were written. It changes no byte of the file.
+_CACHE_KIB = 64 * 1024
+
+
+def _text_rows(order) -> Iterator[tuple[int, int, str, str, str]]:
+    """The rows of the texts table, (node, pos, field, text, key), from the entries in *order*: the key
+    made from the storable text (the same as the storable key: NUL, U+FFFD and lone surrogates are
+    neither spaces nor changed by ``lower``), so that each text is made storable once."""
+    for i, (*_, pairs) in enumerate(order):
+        for pos, (field, text) in enumerate(pairs):
+            text = _storable(text)
+            yield i, pos, field, text, _search_key(text)
 
 
 def _json_bytes(value: Any) -> bytes:
