@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import networkx as nx
 
+from kg.graph.stats import edges_once
 from kg.text.chars import utf8, xml_text
 
 VOSVIEWER_MAX_CLUSTER = 1000  # VOSviewer numbers clusters from 1 to 1000
@@ -141,12 +142,7 @@ def _graph_edges(block):
         e = nbrs.get(v)
         e = {**e, **d} if e is not None else d
         nbrs[v] = adj[v][u] = e
-    seen = set()
-    for u, nbrs in adj.items():
-        for v, d in nbrs.items():
-            if v not in seen:
-                yield u, v, d
-        seen.add(u)
+    return edges_once(adj.items())
 
 
 def _nodes_xml(nodes: dict, declared: dict) -> str:

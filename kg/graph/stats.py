@@ -187,8 +187,15 @@ def _edges(G: nx.Graph) -> Iterator[tuple]:
     """``G.edges(data=True)``: each edge once, (u, v, data), in the same order and orientation,
     read from ``G.adjacency()`` (a 10,000-paper graph has ~700,000 edges: ``G.edges`` calls a
     function per edge)."""
+    return edges_once(G.adjacency())
+
+
+def edges_once(adjacency: Iterable[tuple]) -> Iterator[tuple]:
+    """Each edge of an undirected graph's *adjacency* ((node, {neighbour: data}) in node order, as
+    ``G.adjacency()`` gives it) once, as (u, v, data) with u the node met first: networkx's
+    ``edges(data=True)`` order and orientation."""
     seen = set()
-    for u, nbrs in G.adjacency():
+    for u, nbrs in adjacency:
         for v, d in nbrs.items():
             if v not in seen:
                 yield u, v, d
