@@ -24,9 +24,9 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from kg.common.fingerprints import folder_digest, library_versions
 from kg.common.folders import MANIFEST
 from kg.extract.embed import file_sha256
 
@@ -40,23 +40,7 @@ _LIBRARIES = ("igraph", "networkx", "pyoxigraph", "pyvis", "rdflib")
 def code_digest(package: Path | None = None) -> str:
     """SHA-256 of kg's own files (its Python modules and the page's templates, scripts and
     styles): a change to any of them changes the key, version or not."""
-    package = package or Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(package.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
-            continue
-        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def _library_versions() -> dict[str, str]:
-    found = {}
-    for name in _LIBRARIES:
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = "missing"
-    return found
+    return folder_digest(package or Path(__file__).resolve().parent)
 
 
 def build_key(inputs: Sequence[tuple[str, str]], *, fingerprint: str, base: str, kg_version: str,
@@ -70,7 +54,7 @@ def build_key(inputs: Sequence[tuple[str, str]], *, fingerprint: str, base: str,
         "base": base,
         "kg": kg_version,
         "code": code_digest(),
-        "libraries": _library_versions(),
+        "libraries": library_versions(_LIBRARIES),
         "extra": dict(extra or {}),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()

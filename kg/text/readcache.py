@@ -25,9 +25,9 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from kg.common.fingerprints import folder_digest, library_versions
 from kg.errors import OutputError
 from kg.text.files import Diagnostic
 from kg.text.papers import Prepared
@@ -90,25 +90,15 @@ _LIBRARIES = ("bibtexparser", "pylatexenc", "rispy")  # the libraries kg.text.fo
 def code_digest() -> str:
     """SHA-256 of kg.text's own modules (which read, clean and prepare): changed code makes
     new keys, whether or not `kg.text.sources.READ_VERSION` was bumped."""
-    package = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
+    return folder_digest(Path(__file__).resolve().parent, suffixes=(".py",))
 
 
 @cache
 def environment() -> dict[str, object]:
     """What reading depends on besides a file and kg's settings, for the key of its entry:
     kg.text's code, Unicode's version (cleaning), Python's and the readers' libraries'."""
-    versions = {}
-    for name in _LIBRARIES:
-        try:
-            versions[name] = version(name)
-        except PackageNotFoundError:
-            versions[name] = "missing"
     return {"code": code_digest(), "unicode": unicodedata.unidata_version, "python": list(sys.version_info[:2]),
-            "libraries": versions}
+            "libraries": library_versions(_LIBRARIES)}
 
 
 def _valid(value: object) -> bool:
