@@ -105,8 +105,7 @@ class Explorer:
         self._map: bytes | None = None
 
     def _label(self, n: str) -> str:
-        d = self.G.nodes[n]
-        return str(d.get("label") or d.get("title") or n)
+        return _label_of(n, self.G.nodes[n])
 
     def _links(self, n: str) -> int:
         kind = self.kind.get(n)
@@ -137,7 +136,7 @@ class Explorer:
         attrs = dict(self.G.nodes(data=True))  # looked up directly: G.nodes[n] is a Python call
         for n in self.concepts + self.papers + self.venues:
             d, kind = attrs[n], self.kind[n]
-            label = str(d.get("label") or d.get("title") or n)  # `_label`
+            label = _label_of(n, d)
             keys = [("label", label)]
             if kind == "concept":
                 keys += [("altLabel", str(a)) for a in d.get("alt_labels") or []]
@@ -273,6 +272,11 @@ class Explorer:
 
 def _search_key(text: str) -> str:
     return " ".join(text.split()).lower()
+
+
+def _label_of(n: str, d: dict) -> str:
+    """The label of node *n* whose attributes are *d*: its label, else its title, else its id."""
+    return str(d.get("label") or d.get("title") or n)
 
 
 def _distinct(keys: list[tuple[str, str]]) -> list[tuple[str, str]]:
