@@ -46,6 +46,23 @@ def add_map(G: nx.Graph, *, seed: int = SEED) -> None:
     add_layout(G, cmap, membership, seed=seed)
 
 
+def map_positions(G: nx.Graph) -> tuple[dict[str, tuple[float, float]], list[tuple[float, float]]]:
+    """The positions `add_layout` put on *G*: each placed node's (x, y), and each of
+    ``G.graph["clusters"]``'s in order; `put_positions` puts them on a copy of *G* made before
+    the layout (a build lays the map out in the process that writes the views, beside the RDF)."""
+    nodes = {n: (d["x"], d["y"]) for n, d in G.nodes(data=True) if "x" in d}
+    return nodes, [(c["x"], c["y"]) for c in G.graph.get("clusters", [])]
+
+
+def put_positions(G: nx.Graph, positions: tuple[dict[str, tuple[float, float]], list[tuple[float, float]]]) -> None:
+    """Put the positions of `map_positions` on *G*, as `add_layout` would have."""
+    nodes, clusters = positions
+    for node, (x, y) in nodes.items():
+        G.nodes[node]["x"], G.nodes[node]["y"] = x, y
+    for cluster, (x, y) in zip(G.graph.get("clusters", []), clusters):
+        cluster["x"], cluster["y"] = x, y
+
+
 def add_layout(G: nx.Graph, cmap: ConceptMap, membership: Sequence[int], *, seed: int = SEED) -> None:
     """Set ``x`` and ``y`` (rounded to 2 decimals) on the concepts of *cmap* (each in its
     *membership* community), on every paper and venue of *G*, and on each of

@@ -20,7 +20,9 @@ from kg.concepts.merge import merge_concepts
 from kg.concepts.specificity import score_specificity
 from kg.extract.keyphrases import PaperKeyphrases, Settings
 from kg.graph.build import build_graph
-from kg.graph.layout import add_map
+from kg.graph.clusters import add_clusters
+from kg.graph.cooccurrence import concept_map
+from kg.graph.layout import add_layout, map_positions, put_positions
 from kg.graph.stats import graph_stats
 from kg.pipeline.extraction import (
     DASK_LOCAL_MIN_DOCUMENTS,
@@ -363,15 +365,18 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
     n_papers = len(papers)
     staging = Staging(Path(out))
 
-    def views() -> tuple[dict, dict, tuple]:
-        # the files that are not RDF, with the figures that go into stats.json: written by a
-        # second process (when the platform can fork) while this one writes the RDF
-        # (on failure, the except below removes what it wrote); each file's time a span
+    def views() -> tuple[dict, dict, tuple, tuple]:
+        # the map's positions, then the files that are not RDF, with the figures that go into
+        # stats.json: in a second process (when the platform can fork) while this one writes the
+        # RDF, which needs the clusters but no position (on failure, the except below removes
+        # what it wrote); each file's time a span; the positions go back to this process's graph
         spans = Timeline()
+        with spans.stage("map layout"):
+            add_layout(G, cmap, membership)
         with spans.stage("stats figures"):
             stats = graph_stats(G) | stats_input
         emit_views(G, spans.files(staging.open), records=None, stats=stats, title="kg")
-        return stats, staging.written(), spans.spans()
+        return stats, staging.written(), spans.spans(), map_positions(G)
 
     loading = side = None
     committed = False
@@ -388,8 +393,9 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
         papers = None
         with timeline.stage("release inputs"):
             merged.release()
-        with timeline.stage("map (clusters, layout)"):
-            add_map(G)  # clusters and positions, seen by every output
+        with timeline.stage("map: clusters"):
+            cmap = concept_map(G)
+            membership = add_clusters(G, cmap)  # seen by every output; the positions by the views alone
         with timeline.stage("fork views writer"):
             side = Forked(views)
         from kg.rdf.write import write_rdf
@@ -420,8 +426,9 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
         finally:
             gc.disable()
         with timeline.stage("wait for views"):
-            stats, written, spans = side.result()
+            stats, written, spans, positions = side.result()
         timeline.extend(spans, VIEWS)
+        put_positions(G, positions)  # (the views writer's copy of G has them: this one is the result's)
         staging.adopt(written)
         cache_dir = Path(out) / ".cache"
         if key is not None:
