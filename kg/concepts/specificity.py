@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from kg.concepts.model import Concept, ConceptIndex
@@ -120,11 +120,11 @@ def specificity(e: Evidence) -> float:
 
 
 def score_specificity(index: ConceptIndex, texts: Mapping[str, str],
-                      keywords: Mapping[str, Sequence[str]] | None = None) -> ConceptIndex:
+                      keywords: Mapping[str, Sequence[str]] | None = None, *, beside: Beside | None = None) -> ConceptIndex:
     """*index* with each concept's `specificity` (3 decimals) and `generic` set, measured on the
     papers' *texts* (paper id -> text; the papers of *index*) and their authors' *keywords*
-    (paper id -> keywords, for the papers that have some)."""
-    evidence = concept_evidence(index.concepts, texts, keywords)
+    (paper id -> keywords, for the papers that have some); *beside* as `concept_evidence` takes it."""
+    evidence = concept_evidence(index.concepts, texts, keywords, beside=beside)
     scored = []
     for c in index.concepts:
         value = round(specificity(evidence[c.id]), 3)
@@ -133,19 +133,36 @@ def score_specificity(index: ConceptIndex, texts: Mapping[str, str],
 
 
 def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
-                     keywords: Mapping[str, Sequence[str]] | None = None) -> dict[str, Evidence]:
+                     keywords: Mapping[str, Sequence[str]] | None = None, *, beside: Beside | None = None) -> dict[str, Evidence]:
     """The `Evidence` of each concept (by id), from the corpus *texts* (paper id -> text) and the
-    authors' *keywords* (paper id -> keywords)."""
+    authors' *keywords* (paper id -> keywords). *beside* (a function of no arguments -> an object
+    whose ``result()`` is its value, such as `kg.pipeline.fork.Forked`) may run the cohesion
+    (TF-IDF, `_cohesion`) while the texts are counted (`_text_counts`): two independent passes
+    over every text, each a few seconds at 10,000 papers. Without it they run one after the other."""
     under = _papers_under(concepts)
-    cohesion = _cohesion(concepts, under, texts)
+    pending = (beside or _Now)(lambda: _cohesion(concepts, under, texts))
     keywords = {pid: kws for pid, kws in (keywords or {}).items() if kws and pid in texts}
     chosen, naming = _chosen(concepts, keywords) if keywords else (Counter(), 0)
     if naming < KEYWORD_COVERAGE * len(keywords):
         keywords, chosen = {}, Counter()
     containing, plural, chosen_of = _text_counts(concepts, texts, keywords)
+    cohesion = pending.result()
     return {c.id: Evidence(len(under[c.id]), cohesion.get(c.id), len(c.papers), containing.get(c.key, 0),
                            plural.get(c.key) if " " not in c.key else None, chosen.get(c.id, 0), chosen_of.get(c.key, 0))
             for c in concepts}
+
+
+Beside = Callable[[Callable[[], object]], object]  # fn -> an object whose result() is fn()'s value
+
+
+class _Now:
+    """``fn()`` run at once; `result` gives its value (`concept_evidence` without *beside*)."""
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        self._value = fn()
+
+    def result(self) -> object:
+        return self._value
 
 
 def _chosen(concepts: Sequence[Concept], keywords: Mapping[str, Sequence[str]]) -> tuple[Counter, int]:

@@ -1,4 +1,5 @@
-"""A function run in a forked copy of the build (the views are written there while the build writes the RDF).
+"""A function run in a forked copy of the build, beside it: the views are written there while the build writes the
+RDF, the concepts' cohesion measured while it counts the texts.
 """
 
 from __future__ import annotations
@@ -12,19 +13,20 @@ __all__ = ["Forked"]
 class Forked:
     """``fn()`` run in a forked copy of this process (it sees everything this one holds, without
     copying), whose result `result` gives, or whose exception it raises. Where the platform
-    cannot fork (or a fork fails), ``fn()`` runs at once, in this process."""
+    cannot fork (or a fork fails), ``fn()`` runs at once, in this process. *doing* names its work
+    in the error raised when the process stops before it gives a result."""
 
-    def __init__(self, fn: Callable[[], object]) -> None:
+    def __init__(self, fn: Callable[[], object], *, doing: str = "writing the outputs") -> None:
         import multiprocessing
 
-        self._proc = None
+        self._proc, self._doing = None, doing
         if "fork" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("fork")
             self._recv, send = ctx.Pipe(duplex=False)
             from kg.common.processes import dies_with_parent
 
             try:
-                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent()), daemon=True)
+                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent(), doing), daemon=True)
                 proc.start()
                 self._proc = proc
             except OSError:  # no memory or process left for a fork
@@ -42,7 +44,7 @@ class Forked:
                 kind, value = self._recv.recv()
             except EOFError:
                 self._proc.join()
-                raise OutputError(f"the process writing the outputs stopped (exit code {self._proc.exitcode}); "
+                raise OutputError(f"the process {self._doing} stopped (exit code {self._proc.exitcode}); "
                                   "the previous outputs are unchanged") from None
             finally:
                 self._recv.close()
@@ -64,7 +66,7 @@ def _outcome(fn):
         return "error", e
 
 
-def _send_outcome(fn, send, setup: Callable[[], None]) -> None:
+def _send_outcome(fn, send, setup: Callable[[], None], doing: str) -> None:
     import pickle
 
     setup()  # a killed build leaves no writer behind
@@ -72,6 +74,6 @@ def _send_outcome(fn, send, setup: Callable[[], None]) -> None:
     try:
         message = pickle.dumps((kind, value))
     except Exception:  # an exception that does not pickle
-        message = pickle.dumps(("error", OutputError(f"writing the outputs failed: {value!r}")))
+        message = pickle.dumps(("error", OutputError(f"{doing} failed: {value!r}")))
     send.send_bytes(message)
     send.close()

@@ -281,7 +281,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                    texts={p.id: p.document for p in papers})
         with timeline.stage("specificity"):
             index = score_specificity(index, {p.id: p.document for p in papers},
-                                      {p.id: p.keywords for p in papers if p.keywords})
+                                      {p.id: p.keywords for p in papers if p.keywords},
+                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' cohesion"))
     finally:
         if models is not None:
             with timeline.stage("stop model process"):

@@ -142,3 +142,31 @@ def test_keywords_that_name_no_concept_are_not_read():
     # the same keywords with one more paper naming a concept (4 of 7) are read: analysis is chosen
     named = {**foreign, "ml5": ["analysis"]}
     assert not {c.key: c for c in score_specificity(index, texts, named).concepts}["analysis"].generic
+
+
+def test_the_cohesion_measured_in_a_forked_process_gives_the_same_evidence():
+    # kg build measures the cohesion in a forked copy of itself while it counts the texts (`beside`)
+    from kg.concepts.specificity import concept_evidence
+    from kg.pipeline.fork import Forked
+
+    texts, extractions = _corpus()
+    concepts = merge_concepts(extractions).concepts
+    ran = []
+
+    def forked(fn):
+        ran.append(fn)
+        return Forked(fn, doing="measuring the concepts' cohesion")
+
+    alone = concept_evidence(concepts, texts)
+    assert concept_evidence(concepts, texts, beside=forked) == alone and len(ran) == 1
+    assert any(e.cohesion is not None for e in alone.values())
+
+
+def test_a_forked_process_that_stops_is_a_clear_error_naming_its_work():
+    import os
+
+    from kg.errors import OutputError
+    from kg.pipeline.fork import Forked
+
+    with pytest.raises(OutputError, match="the process measuring the concepts' cohesion stopped"):
+        Forked(lambda: os._exit(3), doing="measuring the concepts' cohesion").result()
