@@ -1,5 +1,6 @@
 """Child processes that die with kg: `dies_with_parent`, what the store's loader, the server's
-Oxigraph worker, the model process and the views' writer run first."""
+Oxigraph worker, the model process and the views' writer run first; and how a stage is handed a
+way to run part of its work beside itself (`Beside`, `Now`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,22 @@ import signal
 import sys
 from collections.abc import Callable
 
-__all__ = ["dies_with_parent"]
+__all__ = ["Beside", "Now", "dies_with_parent"]
+
+# A function of no arguments -> an object whose ``result()`` is its value, run beside the caller
+# (`kg.pipeline.fork.Forked`: in a forked copy of the build) or at once (`Now`): a stage given one
+# runs two independent passes of its own at the same time, on the core a build leaves idle there.
+Beside = Callable[[Callable[[], object]], object]
+
+
+class Now:
+    """``fn()`` run at once, in this process; `result` gives its value (the `Beside` of a stage given none)."""
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        self._value = fn()
+
+    def result(self) -> object:
+        return self._value
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 

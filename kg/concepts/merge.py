@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
 
+from kg.common.processes import Beside
 from kg.concepts.acronyms import (
     acronym_synonyms,
     acronym_votes,
@@ -134,6 +135,7 @@ def merge_concepts(
     threshold: float = NEAR_DUPLICATE_THRESHOLD,
     synonym_threshold: float | None = None,
     texts: Mapping[str, str] | None = None,
+    beside: Beside | None = None,
 ) -> ConceptIndex:
     """Merge the keyphrases of every paper into concepts.
 
@@ -144,7 +146,8 @@ def merge_concepts(
     (`variant_groups`), and synonyms (a class noun more, *synonym_threshold*; two expansions of
     one acronym that differ in a word, `acronym_synonyms`); without it only keys written apart /
     together merge. *texts* (paper id -> its text) lets a word join the word plus the noun of
-    what the texts say it names (`named_instances`: "adam" / "adam optimizer").
+    what the texts say it names (`named_instances`: "adam" / "adam optimizer"; *beside*, a
+    `kg.common.processes.Beside`, may read half of the texts there).
     """
     synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
     votes = acronym_votes((pid, defs) for pid, _, defs in extractions)
@@ -158,7 +161,7 @@ def merge_concepts(
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
     if texts:
-        same = same + named_instances(ordered, texts.values())
+        same = same + named_instances(ordered, texts.values(), beside=beside)
     for group in variant_groups(ordered, embed=embed, threshold=threshold, synonym_threshold=synonym_threshold, same=same):
         # the key of the group: the one with most papers, then most uses, then the shortest
         into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))

@@ -35,9 +35,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from kg.common.processes import Beside, Now
 from kg.concepts.model import Concept, ConceptIndex
 from kg.text.phrases import normalize_phrase, singularize
 
@@ -135,12 +136,11 @@ def score_specificity(index: ConceptIndex, texts: Mapping[str, str],
 def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
                      keywords: Mapping[str, Sequence[str]] | None = None, *, beside: Beside | None = None) -> dict[str, Evidence]:
     """The `Evidence` of each concept (by id), from the corpus *texts* (paper id -> text) and the
-    authors' *keywords* (paper id -> keywords). *beside* (a function of no arguments -> an object
-    whose ``result()`` is its value, such as `kg.pipeline.fork.Forked`) may run the cohesion
+    authors' *keywords* (paper id -> keywords). *beside* (`kg.common.processes.Beside`) may run the cohesion
     (TF-IDF, `_cohesion`) while the texts are counted (`_text_counts`): two independent passes
     over every text, each a few seconds at 10,000 papers. Without it they run one after the other."""
     under = _papers_under(concepts)
-    pending = (beside or _Now)(lambda: _cohesion(concepts, under, texts))
+    pending = (beside or Now)(lambda: _cohesion(concepts, under, texts))
     keywords = {pid: kws for pid, kws in (keywords or {}).items() if kws and pid in texts}
     chosen, naming = _chosen(concepts, keywords) if keywords else (Counter(), 0)
     if naming < KEYWORD_COVERAGE * len(keywords):
@@ -150,19 +150,6 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     return {c.id: Evidence(len(under[c.id]), cohesion.get(c.id), len(c.papers), containing.get(c.key, 0),
                            plural.get(c.key) if " " not in c.key else None, chosen.get(c.id, 0), chosen_of.get(c.key, 0))
             for c in concepts}
-
-
-Beside = Callable[[Callable[[], object]], object]  # fn -> an object whose result() is fn()'s value
-
-
-class _Now:
-    """``fn()`` run at once; `result` gives its value (`concept_evidence` without *beside*)."""
-
-    def __init__(self, fn: Callable[[], object]) -> None:
-        self._value = fn()
-
-    def result(self) -> object:
-        return self._value
 
 
 def _chosen(concepts: Sequence[Concept], keywords: Mapping[str, Sequence[str]]) -> tuple[Counter, int]:

@@ -278,7 +278,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                    embed=label_embedder(models or embedder, settings.precision,
                                                       cache=Path(out) / ".cache" if options.cache else None,
                                                       fingerprint=fingerprint),
-                                   texts={p.id: p.document for p in papers})
+                                   texts={p.id: p.document for p in papers},
+                                   beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"))
         with timeline.stage("specificity"):
             index = score_specificity(index, {p.id: p.document for p in papers},
                                       {p.id: p.keywords for p in papers if p.keywords},

@@ -155,6 +155,27 @@ def test_an_adjective_in_a_title_a_compound_or_a_list_item_names_no_instance():
         assert named_instances(keys, [text]) == [("adam", "adam optimizer")], text
 
 
+def test_named_instances_read_half_of_many_texts_in_a_forked_process_find_the_same_pairs():
+    # kg build reads half of the abstracts in a forked copy of itself (`beside`) while it reads the other half
+    from kg.concepts.instances import SPLIT_FROM, named_instances
+    from kg.pipeline.fork import Forked
+
+    keys = ["adam", "adam optimizer", "relu", "relu network", "graph", "graph algorithm", "lasso", "lasso estimator"]
+    texts = ["We use adaptive optimizers like Adam.", "A graph algorithm on a graph.",
+             "Lasso is a sparse estimator."] + ["Nothing to see here."] * SPLIT_FROM
+    texts.insert(SPLIT_FROM // 2 + 10, "Fast networks, such as ReLU.")  # in the second half, read by the fork
+    ran = []
+
+    def forked(fn):
+        ran.append(fn)
+        return Forked(fn, doing="reading the abstracts for named instances")
+
+    alone = named_instances(keys, texts)
+    assert alone == [("adam", "adam optimizer"), ("lasso", "lasso estimator"), ("relu", "relu network")]
+    assert named_instances(keys, texts, beside=forked) == alone and len(ran) == 1
+    assert named_instances(keys, texts[:3], beside=forked) == alone[:2] and len(ran) == 1  # few texts: read here alone
+
+
 def test_the_capital_of_a_name_is_its_own_first_letter():
     """"the WR method" says nothing of `or`, nor "the EMM algorithm" of `gmm` (three pairs of this
     kind on 25,000 synthetic abstracts: `or method`, `gmm algorithm`, `svm model`)."""
