@@ -14,9 +14,10 @@ class Forked:
     """``fn()`` run in a forked copy of this process (it sees everything this one holds, without
     copying), whose result `result` gives, or whose exception it raises. Where the platform
     cannot fork (or a fork fails), ``fn()`` runs at once, in this process. *doing* names its work
-    in the error raised when the process stops before it gives a result."""
+    in the error raised when the process stops before it gives a result; *nice* lowers its
+    priority (`os.nice`): it then runs on what CPU the processes it runs beside leave."""
 
-    def __init__(self, fn: Callable[[], object], *, doing: str = "writing the outputs") -> None:
+    def __init__(self, fn: Callable[[], object], *, doing: str = "writing the outputs", nice: int = 0) -> None:
         import multiprocessing
 
         self._proc, self._doing = None, doing
@@ -26,7 +27,7 @@ class Forked:
             from kg.common.processes import dies_with_parent
 
             try:
-                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent(), doing), daemon=True)
+                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent(), doing, nice), daemon=True)
                 proc.start()
                 self._proc = proc
             except OSError:  # no memory or process left for a fork
@@ -66,10 +67,13 @@ def _outcome(fn):
         return "error", e
 
 
-def _send_outcome(fn, send, setup: Callable[[], None], doing: str) -> None:
+def _send_outcome(fn, send, setup: Callable[[], None], doing: str, nice: int) -> None:
+    import os
     import pickle
 
     setup()  # a killed build leaves no writer behind
+    if nice:
+        os.nice(nice)
     kind, value = _outcome(fn)
     try:
         message = pickle.dumps((kind, value))

@@ -57,6 +57,9 @@ from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
 __all__ = ["BuildResult", "DASK_LOCAL_MIN_DOCUMENTS", "build"]
 
+# The views writer's niceness: it runs on what CPU the RDF writer and the store's loader leave, and
+# finishes while the store is updated (which leaves a core idle), rather than slowing the RDF down.
+VIEWS_NICE = 10
 MAX_CONFLICTS_LISTED = 100  # DOIs and arXiv ids on different abstracts that stats.json names (all are counted)
 
 
@@ -399,7 +402,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
             cmap = concept_map(G)
             membership = add_clusters(G, cmap)  # seen by every output; the positions by the views alone
         with timeline.stage("fork views writer"):
-            side = Forked(views)
+            side = Forked(views, nice=VIEWS_NICE)
         from kg.rdf.write import write_rdf
 
         @contextmanager

@@ -161,12 +161,3 @@ def test_the_cohesion_measured_in_a_forked_process_gives_the_same_evidence():
     assert concept_evidence(concepts, texts, beside=forked) == alone and len(ran) == 1
     assert any(e.cohesion is not None for e in alone.values())
 
-
-def test_a_forked_process_that_stops_is_a_clear_error_naming_its_work():
-    import os
-
-    from kg.errors import OutputError
-    from kg.pipeline.fork import Forked
-
-    with pytest.raises(OutputError, match="the process measuring the concepts' cohesion stopped"):
-        Forked(lambda: os._exit(3), doing="measuring the concepts' cohesion").result()
