@@ -1,5 +1,5 @@
-"""A function run in a forked copy of the build, beside it: the views are written there while the build writes the
-RDF, the concepts' cohesion measured while it counts the texts.
+"""A function run in a forked copy of the build, beside it: the map's layout and the views while the build writes the
+RDF; half of two passes over the texts (the merge's named instances, specificity's cohesion) while it makes the other.
 """
 
 from __future__ import annotations
