@@ -591,7 +591,7 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
         f"Paper {i} studies neighbourhood sampling for graph neural networks and message passing, case {i}." for i in range(4)))
     ids = {p.id for p in read_papers([f]).papers}
     seen = {}
-    add_map = kg.pipeline.stages.add_map
+    concept_map = kg.pipeline.stages.concept_map  # the map's first step
 
     def watched(G):
         gc.collect()
@@ -599,9 +599,9 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
                          or type(o) is PaperKeyphrases and o.paper_id in ids  # hook of other libraries' objects runs)
                          or type(o) is PaperEntities]
         seen["staged"] = sorted(p.name.split(".")[1] for p in (tmp_path / "out").glob(".*.tmp"))
-        add_map(G)
+        return concept_map(G)
 
-    monkeypatch.setattr(kg.pipeline.stages, "add_map", watched)
+    monkeypatch.setattr(kg.pipeline.stages, "concept_map", watched)
     result = kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp)
     assert len(ids) == 4 and {json.loads(line)["id"] for line in (result.out / "keyphrases.jsonl").open()} == ids
     assert seen["alive"] == []
