@@ -51,6 +51,17 @@ def test_a_changed_script_changes_the_build_key(tmp_path: Path) -> None:
     assert len({before, after_js, after_css, code_digest(copy)}) == 4
 
 
+def test_the_build_key_digests_the_whole_kg_package_the_page_included() -> None:
+    # (after kg/manifest.py moved into kg/pipeline/, its default was that folder alone: a changed map.js kept the key)
+    import kg
+    from kg.common.fingerprints import folder_digest
+
+    package = Path(kg.__file__).resolve().parent
+    assert (package / "view" / "static" / "map.js").is_file()
+    assert code_digest() == code_digest(package) == folder_digest(package)
+    assert code_digest() != code_digest(package / "pipeline")
+
+
 def test_a_script_that_would_end_its_element_is_refused() -> None:
     with pytest.raises(RuntimeError, match="would end its element"):
         page._inline_text("var a = '</script>';", "map.js", "</script")
