@@ -68,7 +68,7 @@ def record(sets: dict[str, list]) -> dict:
     from kg.extract.embed import load_embedder
     from kg.extract.keyphrases import Settings, load_nlp, rank_tagged, tag_documents
 
-    settings, nlp = Settings(), load_nlp()
+    settings, nlp = Settings(ranking="similarity"), load_nlp()
     model = Recorded(load_embedder(settings.precision))
     tagged = {}
     for name, docs in sets.items():
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     from kg.extract.embed import MODEL_NAME
 
-    key = hashlib.sha256(f"{Settings().fingerprint(MODEL_NAME)} {args.ml_sample}".encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{Settings(ranking='similarity').fingerprint(MODEL_NAME)} {args.ml_sample}".encode()).hexdigest()[:12]
     cache = args.work / f"levers-{key}.pickle"
     started = time.perf_counter()
     if cache.exists():
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"kg revision: {revision()}; {', '.join(f'{n} {len(d)}' for n, d in sets.items())} documents; "
           f"tagged and embedded in {time.perf_counter() - started:.0f} s (recorded in {cache})\n", flush=True)
 
-    base = replace(Settings(), top_n=max(KS))  # as kg eval and benchmarks.quality rank: 15 per document
+    base = replace(Settings(ranking="similarity"), top_n=max(KS))  # as kg eval and benchmarks.quality rank: 15 per document
     rows = {name: per_document(rank(recorded, name, base), [d.keyphrases for d in docs]) for name, docs in sets.items()}
     for name, docs in sets.items():  # the counts reproduce kg's evaluator
         check = evaluate(rank(recorded, name, base), [d.keyphrases for d in docs], ks=KS)["micro"][KS[0]]["f1"]

