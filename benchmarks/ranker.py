@@ -72,6 +72,30 @@ def scierc_papers(path: Path) -> list[GoldDoc]:
     return out
 
 
+# Where each set comes from, under the bench-data folder: what an error about it names.
+SOURCES = {
+    "ml-train": "ml-abstracts/*.jsonl (the author keywords of the training venue-years)",
+    "semeval-train": "semeval2010/train.jsonl",
+    "scierc-train": "scierc/train.jsonl",
+    "ml-test": "ml-abstracts/*.jsonl (the author keywords of the held-out venue-years)",
+    **DATASETS,
+    "scierc-dev": "scierc/dev.jsonl",
+}
+
+
+def check_training(name: str, docs: list[GoldDoc], labels: np.ndarray) -> None:
+    """A training set with no gold keyphrases, or whose keyphrases are none of kg's candidates, stops the training
+    with an error naming its file: never trees fitted on what is left."""
+    from kg.errors import InputError
+
+    where = SOURCES.get(name, name)
+    if not docs:
+        raise InputError(f"{where}: no document with gold keyphrases to train the ranker on")
+    if not labels.any():
+        raise InputError(f"{where}: none of the gold keyphrases of its {len(docs):,} documents is a phrase kg finds in "
+                         "their text; are they the keyphrases of these abstracts?")
+
+
 def load_sets() -> dict[str, list[GoldDoc]]:
     folder = data_dir()
     return {
@@ -233,6 +257,8 @@ def train(work: Path, out: Path) -> None:
     sets = {name: every[name] for name in TRAIN_SETS}
     pairs = scored_sets(record, TRAIN_SETS)
     data = {name: labelled(pairs[name], sets[name]) for name in TRAIN_SETS}
+    for name in TRAIN_SETS:
+        check_training(name, sets[name], data[name][1])
     scale, lines = choose_scale(sets, pairs, data)
     for line in lines:
         print(line, flush=True)
@@ -328,24 +354,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baselines", action="store_true", help="also plain KeyBERT and YAKE on the held-out sets")
     parser.add_argument("--speed", type=int, metavar="N", help="time extraction of N held-out ML abstracts with each ranking")
     args = parser.parse_args(argv)
-    if args.speed:
-        speed(args.speed, turns=3)
-        return 0
-    started = time.perf_counter()
-    sets = load_sets()
-    print(", ".join(f"{n} {len(d)}" for n, d in sets.items()), flush=True)
-    recorded(args.work, sets)
-    print(f"recorded in {time.perf_counter() - started:.0f} s", flush=True)
-    if args.record_only:
-        return 0
-    if args.train:
-        from kg.extract.ranking import model_path
+    from kg.errors import KGError
+    from kg.extract.ranking import model_path
 
-        train(args.work, model_path())
-        return 0
-    evaluate_held_out(args.work, args.baselines)
+    try:
+        if args.speed:
+            speed(args.speed, turns=3)
+            return 0
+        started = time.perf_counter()
+        sets = load_sets()
+        print(", ".join(f"{n} {len(d)}" for n, d in sets.items()), flush=True)
+        recorded(args.work, sets)
+        print(f"recorded in {time.perf_counter() - started:.0f} s", flush=True)
+        if args.train:
+            train(args.work, model_path())
+        elif not args.record_only:
+            evaluate_held_out(args.work, args.baselines)
+    except KGError as e:  # a missing or malformed gold file, a training set with nothing to learn from, a bad model file
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
