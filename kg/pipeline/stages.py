@@ -324,11 +324,20 @@ def _metadata(options: _Options, merged: _Merged) -> dict[str, object]:
         "base_iri": options.base,
         "model": merged.model_name,
         "model_sha256": MODEL_SHA256 if merged.model_name == MODEL_NAME else None,
-        "extractor": "KeyBERT (noun-phrase candidates, MMR)",
+        "extractor": _extractor(options.settings),
         "settings": options.settings.__dict__ | {},
         "fingerprint": merged.fingerprint,
         "kg_version": _kg_version(),
     }
+
+
+def _extractor(settings) -> str:
+    """What ranked the keyphrases, as the provenance names it: the learned ranker by its file's digest."""
+    if settings.ranking == "learned":
+        from kg.extract.ranking import model_digest
+
+        return f"KeyBERT (noun-phrase candidates, learned ranking {model_digest()[:16]}, MMR)"
+    return "KeyBERT (noun-phrase candidates, MMR)"
 
 
 def _stats_input(merged: _Merged, warnings: Sequence[Diagnostic], settings: dict) -> dict[str, object]:
