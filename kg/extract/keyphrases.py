@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from kg.text.phrases import is_filler, normalize_phrase
+from kg.text.phrases import is_filler, normalize_phrase, phrase_occurrences
 from kg.errors import ModelError
 from kg.text.acronyms import definition_pairs, is_acronym, strip_definitions
 
@@ -369,38 +369,6 @@ def mmr_rank(relevance: np.ndarray, embeddings: np.ndarray, top_n: int, diversit
     return picked
 
 
-def _occurrences(tagged: "Tagged", phrases: Sequence[str]) -> np.ndarray:
-    """How often each multi-word phrase occurs in the document, as a whole phrase and in any case,
-    with the uses of an acronym the document defines counted as its long form's; 1 for one word
-    (and for a phrase that only occurs split, as a suspended hyphen's "first-order" does)."""
-    text = tagged.text.lower()
-    uses: dict[str, int] = {}
-    for short, long in tagged.definitions:
-        uses[long.lower()] = uses.get(long.lower(), 0) + _whole_count(tagged.text, short)
-    counts = []
-    for phrase in phrases:
-        key = phrase.lower()
-        counts.append(1 if " " not in key else max(_whole_count(text, key), 1) + uses.get(key, 0))
-    return np.array(counts, dtype=np.float32)
-
-
-def _whole_count(text: str, needle: str) -> int:
-    """Non-overlapping occurrences of *needle* in *text* not inside a longer word or hyphenated
-    compound (as ``(?<![\\w-])needle(?![\\w-])`` finds them, without compiling a pattern per phrase:
-    a document's hundred phrases would each be compiled anew)."""
-    def joined(i: int) -> bool:
-        return 0 <= i < len(text) and (text[i].isalnum() or text[i] in "_-")
-
-    n, at = 0, text.find(needle)
-    while at != -1:
-        end = at + len(needle)
-        if not joined(at - 1) and not joined(end):
-            n, at = n + 1, text.find(needle, end)
-        else:
-            at = text.find(needle, at + 1)
-    return n
-
-
 def _shortlist(by_index, keys, doc_embeddings, embeddings, row, limit: int):
     """Each document's candidates cut to the *limit* most similar to it (MMR is quadratic
     in the candidates: a 1 MB abstract must not make it explode), first-occurrence order kept."""
@@ -539,7 +507,7 @@ def hand_relevance(tagged: Tagged, scored: Scored, settings: Settings = Settings
         defined = {long.lower() for _, long in tagged.definitions}
         relevance = relevance + settings.definition_weight * np.array([p.lower() in defined for p in phrases], dtype=np.float32)
     if settings.frequency_weight:  # a multi-word phrase the abstract repeats
-        relevance = relevance + settings.frequency_weight * np.log(_occurrences(tagged, phrases))
+        relevance = relevance + settings.frequency_weight * np.log(np.array(phrase_occurrences(tagged.text, tagged.definitions, phrases), dtype=np.float32))
     return relevance
 
 

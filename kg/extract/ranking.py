@@ -23,8 +23,8 @@ import numpy as np
 
 from kg.errors import ModelError
 
-from kg.extract.keyphrases import Scored, Tagged, _occurrences, _whole_count
 from kg.text.acronyms import is_acronym
+from kg.text.phrases import phrase_occurrences
 
 __all__ = ["FEATURES", "MODEL_FORMAT", "Ranker", "export_trees", "features", "learned_relevance", "load_ranker", "model_digest",
            "model_path", "read_ranker"]
@@ -74,8 +74,9 @@ def _nesting(keys: Sequence[str]) -> tuple[list[int], list[int]]:
     return inside, holds
 
 
-def features(tagged: Tagged, scored: Scored) -> np.ndarray:
-    """The `FEATURES` of each scored candidate of one document: a (candidates, features) float32 array."""
+def features(tagged, scored) -> np.ndarray:
+    """The `FEATURES` of each scored candidate of one document (a `kg.extract.keyphrases.Tagged` and its
+    `Scored`; this module sits below that one, which calls it): a (candidates, features) float32 array."""
     phrases = scored.phrases
     n = len(phrases)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
@@ -108,7 +109,7 @@ def features(tagged: Tagged, scored: Scored) -> np.ndarray:
         "first": 1.0 - np.array([first[p] for p in phrases], dtype=np.float32) / max(tagged.tokens, 1),
         "first_sentence": [key in opening for key in lower],
         "spread": [(text.rfind(key) - text.find(key)) / size if key in text else 0.0 for key in lower],
-        "occurrences": np.log(_occurrences(tagged, phrases)),
+        "occurrences": np.log(np.array(phrase_occurrences(tagged.text, tagged.definitions, phrases), dtype=np.float32)),
         "word_occurrences": np.log([sum(max(words[w], 1) for w in t) / len(t) for t in (k.split() for k in lower)]),
         "words": [len(t) for t in tokens],
         "characters": np.log([len(key) for key in lower]),
@@ -272,8 +273,9 @@ def load_ranker() -> Ranker:
     return read_ranker()
 
 
-def learned_relevance(batch: Sequence[Tagged], scored: Sequence[Scored], ranker: Ranker | None = None) -> list[np.ndarray]:
-    """MMR's relevance of each document's scored candidates by the learned ranker: all rows of a batch at once."""
+def learned_relevance(batch: Sequence, scored: Sequence, ranker: Ranker | None = None) -> list[np.ndarray]:
+    """MMR's relevance of each document's scored candidates (`Tagged` and `Scored` documents, as `features` reads
+    them) by the learned ranker: all rows of a batch at once."""
     ranker = ranker or load_ranker()
     blocks = [features(t, s) for t, s in zip(batch, scored)]
     if not any(len(b) for b in blocks):

@@ -11,7 +11,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["GENERIC", "WEAK_MODIFIERS", "is_filler", "is_plain_phrase", "normalize_phrase", "phrase_words", "singularize"]
+__all__ = ["GENERIC", "WEAK_MODIFIERS", "is_filler", "is_plain_phrase", "normalize_phrase", "phrase_occurrences", "phrase_words",
+           "singularize", "whole_count"]
 
 # Nouns too general to be a concept on their own, or made only of such words.
 GENERIC = frozenset(
@@ -184,3 +185,40 @@ def is_plain_phrase(phrase: str) -> bool:
     """Whether *phrase* is lowercase ASCII words and digits one space or hyphen apart (most
     phrases: their words are there to see, and no acronym is among them)."""
     return _PLAIN_PHRASE.fullmatch(phrase) is not None
+
+
+def phrase_occurrences(text: str, definitions, phrases) -> list[int]:
+    """How often each multi-word phrase occurs in *text*, as a whole phrase and in any case, with the uses of an
+    acronym *definitions* ((short form, long form) pairs) defines counted as its long form's; 1 for one word (and for
+    a phrase that only occurs split, as a suspended hyphen's "first-order" does).
+
+    >>> phrase_occurrences("Graph neural networks (GNN) work. GNN and graph neural networks.", [("GNN", "graph neural networks")],
+    ...                    ["graph neural networks", "networks", "neural nets"])
+    [4, 1, 1]
+    """
+    lower = text.lower()
+    uses: dict[str, int] = {}
+    for short, long in definitions:
+        uses[long.lower()] = uses.get(long.lower(), 0) + whole_count(text, short)
+    counts = []
+    for phrase in phrases:
+        key = phrase.lower()
+        counts.append(1 if " " not in key else max(whole_count(lower, key), 1) + uses.get(key, 0))
+    return counts
+
+
+def whole_count(text: str, needle: str) -> int:
+    """Non-overlapping occurrences of *needle* in *text* not inside a longer word or hyphenated
+    compound (as ``(?<![\\w-])needle(?![\\w-])`` finds them, without compiling a pattern per phrase:
+    a document's hundred phrases would each be compiled anew)."""
+    def joined(i: int) -> bool:
+        return 0 <= i < len(text) and (text[i].isalnum() or text[i] in "_-")
+
+    n, at = 0, text.find(needle)
+    while at != -1:
+        end = at + len(needle)
+        if not joined(at - 1) and not joined(end):
+            n, at = n + 1, text.find(needle, end)
+        else:
+            at = text.find(needle, at + 1)
+    return n
