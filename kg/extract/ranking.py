@@ -3,7 +3,7 @@
 KeyBERT's phrase-document similarity stays the core signal; beside it the evidence the hand-weighted ranking
 reads (an early first occurrence, repetition, a defined acronym's long form) and what it does not: the phrase's
 length and shape, how its similarity compares with the document's other candidates, whether it sits inside other
-candidates (a field term such as *graph neural networks* inside *graph neural networks for molecules*) or holds
+candidates (a field term such as *graph neural networks* inside *molecular graph neural networks*) or holds
 them. Every feature is read off one document, so a paper's keyphrases never depend on the rest of a corpus (the
 extraction cache keys on the paper alone).
 """
@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from kg.errors import ModelError
-
 from kg.text.acronyms import is_acronym
 from kg.text.phrases import phrase_occurrences
 
