@@ -105,10 +105,10 @@ def micro_f1(rows: np.ndarray, i: int = 0) -> np.ndarray:
     return 100 * np.where(p + r > 0, 2 * p * r / np.maximum(p + r, 1e-12), 0.0)
 
 
-def bootstrap(base: np.ndarray, variant: np.ndarray, *, resamples: int = 1000, seed: int = 20261204) -> tuple[float, float]:
-    """95 % interval of the change in micro F1@5 from *base* to *variant*, documents resampled in pairs."""
+def bootstrap(base: np.ndarray, variant: np.ndarray, *, i: int = 0, resamples: int = 1000, seed: int = 20261204) -> tuple[float, float]:
+    """95 % interval of the change in micro F1 at KS[i] (@5 by default) from *base* to *variant*, documents resampled in pairs."""
     picks = np.random.default_rng(seed).integers(0, len(base), size=(resamples, len(base)))
-    change = np.sort(micro_f1(variant[picks]) - micro_f1(base[picks]))
+    change = np.sort(micro_f1(variant[picks], i) - micro_f1(base[picks], i))
     return float(change[int(0.025 * resamples)]), float(change[int(0.975 * resamples) - 1])
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import pickle
 import sys
 import time
@@ -182,11 +181,11 @@ def fit(parts: list[tuple[np.ndarray, np.ndarray, int]]):
     """Trees fitted on (features, labels, documents) of each training set, every set weighing the same in all."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
+    from kg.extract.ranking import FEATURES
+
     x = np.vstack([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
     w = np.concatenate([np.full(len(p[1]), 1.0 / p[2]) for p in parts])
-    from kg.extract.ranking import FEATURES
-
     monotone = [MONOTONE.get(name, 0) for name in FEATURES]
     model = HistGradientBoostingClassifier(**TREES, monotonic_cst=monotone, early_stopping=False, random_state=SEED)
     return model.fit(x, y, sample_weight=w / w.mean())
@@ -199,14 +198,10 @@ def held_rows(pairs, docs, relevance_of, settings) -> np.ndarray:
 
 
 def ranker_of(model, scale: float):
-    from kg.extract.ranking import FEATURES, Ranker, export_trees, read_ranker
+    """The `kg.extract.ranking.Ranker` of fitted trees, as kg reads them from the file `train` writes."""
+    from kg.extract.ranking import export_trees, ranker_from
 
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"kg-ranker-{os.getpid()}.json"
-    path.write_text(json.dumps(export_trees(model, scale, {})))
-    try:
-        return read_ranker(path)
-    finally:
-        path.unlink()
+    return ranker_from(export_trees(model, scale, {}))
 
 
 def learned(ranker):
@@ -229,13 +224,16 @@ def choose_scale(sets, pairs, data) -> tuple[float, list[str]]:
             x, y, doc = data[name]
             keep = doc % FOLDS != fold
             parts.append((x[keep], y[keep], len(np.unique(doc[keep]))))
-        model = fit(parts)
-        for scale in SCALES:
-            ranker = ranker_of(model, scale)
-            for name in TRAIN_SETS:
-                held = [i for i in range(len(sets[name])) if i % FOLDS == fold]
+        ranker = ranker_of(fit(parts), 1.0)
+        for name in TRAIN_SETS:
+            x, _, doc = data[name]
+            held = [i for i in range(len(sets[name])) if i % FOLDS == fold]
+            starts = np.concatenate([[0], np.cumsum(np.bincount(doc, minlength=len(sets[name])))])  # a document's rows
+            chance = ranker.probability(x)  # once a fold: the scales only multiply it
+            of = {id(pairs[name][i][1]): chance[starts[i]:starts[i + 1]] for i in held}
+            for scale in SCALES:
                 rows[scale][name].append(held_rows([pairs[name][i] for i in held], [sets[name][i] for i in held],
-                                                   learned(ranker), settings))
+                                                   lambda tagged, scored, scale=scale: scale * of[id(scored)], settings))
     lines, best = [], None
     for scale in SCALES:
         per_set = {name: np.vstack(rows[scale][name]) for name in TRAIN_SETS}
@@ -281,7 +279,7 @@ def train(work: Path, out: Path) -> None:
 def evaluate_held_out(work: Path, baselines: bool) -> None:
     """Micro F1@5/10/15 of each held-out set: the similarity ranking, the shipped learned one (with the paired bootstrap's
     95 % interval of its change at each k) and, with *baselines*, plain KeyBERT and YAKE on the same documents."""
-    from benchmarks.levers import micro_f1, per_document
+    from benchmarks.levers import bootstrap, micro_f1, per_document
     from kg.evaluation.keyphrases import keybert_extractor, yake_extractor
     from kg.extract.keyphrases import Settings, hand_relevance
     from kg.extract.ranking import load_ranker
@@ -303,22 +301,11 @@ def evaluate_held_out(work: Path, baselines: bool) -> None:
         for label, r in rows.items():
             change = ""
             if label == "learned":
+                intervals = [bootstrap(base, r, i=i) for i in range(3)]
                 change = "   " + " / ".join(f"{micro_f1(r, i) - micro_f1(base, i):+.2f} [{lo:+.1f}, {hi:+.1f}]"
-                                          for i, (lo, hi) in enumerate(bootstrap_all(base, r)))
+                                          for i, (lo, hi) in enumerate(intervals))
             print(f"{name:14s}{len(docs):6d}  {label:12s}" + "".join(f"{micro_f1(r, i):7.2f}" for i in range(3)) + change,
                   flush=True)
-
-
-def bootstrap_all(base: np.ndarray, variant: np.ndarray, resamples: int = 1000) -> list[tuple[float, float]]:
-    """95 % paired-bootstrap interval of the change in micro F1 at each k (documents resampled)."""
-    from benchmarks.levers import micro_f1
-
-    picks = np.random.default_rng(20261204).integers(0, len(base), size=(resamples, len(base)))
-    out = []
-    for i in range(3):
-        change = np.sort(micro_f1(variant[picks], i) - micro_f1(base[picks], i))
-        out.append((float(change[int(0.025 * resamples)]), float(change[int(0.975 * resamples) - 1])))
-    return out
 
 
 def speed(documents: int, turns: int) -> None:

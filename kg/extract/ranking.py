@@ -26,7 +26,7 @@ from kg.text.acronyms import is_acronym
 from kg.text.phrases import phrase_occurrences
 
 __all__ = ["FEATURES", "MODEL_FORMAT", "Ranker", "export_trees", "features", "learned_relevance", "load_ranker", "model_digest",
-           "model_path", "read_ranker"]
+           "model_path", "ranker_from", "read_ranker"]
 
 FEATURES = (
     "cosine",  # KeyBERT's similarity of the phrase and the document
@@ -212,7 +212,17 @@ def read_ranker(path: Path | None = None) -> Ranker:
     """The ranker in *path* (kg's own by default); a clear `ModelError` naming the file when it is not one."""
     path = path or model_path()
     try:
-        data = json.loads(path.read_bytes())
+        return ranker_from(json.loads(path.read_bytes()))
+    except OSError as e:
+        raise ModelError(f"{path}: the keyphrase ranker could not be read ({e.strerror or e}); reinstall kg") from e
+    except ValueError as e:  # json's errors too
+        raise ModelError(f"{path}: not a keyphrase ranker kg can use ({e})") from e
+
+
+def ranker_from(data: object) -> Ranker:
+    """The `Ranker` of a ``kg-ranker/1`` document (what `export_trees` makes, as JSON reads it back); a `ValueError`
+    saying what is wrong when it is not one."""
+    try:
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
             raise ValueError(f"not a {MODEL_FORMAT} file")
         if tuple(data["features"]) != FEATURES:
@@ -235,18 +245,16 @@ def read_ranker(path: Path | None = None) -> Ranker:
             leaf=joined("leaf", bool), value=joined("value", np.float64), missing_left=joined("missing_left", bool),
             scale=float(data["scale"]), depth=max(_depth(t) for t in trees),
         )
-        size = len(ranker.value)
-        inner = ~ranker.leaf
-        if ((ranker.left[inner] >= size) | (ranker.right[inner] >= size) | (ranker.left[inner] < 0)
-                | (ranker.feature[inner] >= len(FEATURES)) | (ranker.feature[inner] < 0)).any():
-            raise ValueError("a node points outside the trees")
-        if not np.isfinite(ranker.value).all() or not np.isfinite(ranker.scale) or ranker.scale <= 0:
-            raise ValueError("a value is not a finite number")
-        return ranker
-    except OSError as e:
-        raise ModelError(f"{path}: the keyphrase ranker could not be read ({e.strerror or e}); reinstall kg") from e
-    except (ValueError, KeyError, TypeError, IndexError) as e:
-        raise ModelError(f"{path}: not a keyphrase ranker kg can use ({e})") from e
+    except (KeyError, TypeError, IndexError) as e:
+        raise ValueError(f"{type(e).__name__}: {e}") from e
+    size = len(ranker.value)
+    inner = ~ranker.leaf
+    if ((ranker.left[inner] >= size) | (ranker.right[inner] >= size) | (ranker.left[inner] < 0)
+            | (ranker.feature[inner] >= len(FEATURES)) | (ranker.feature[inner] < 0)).any():
+        raise ValueError("a node points outside the trees")
+    if not np.isfinite(ranker.value).all() or not np.isfinite(ranker.scale) or ranker.scale <= 0:
+        raise ValueError("a value is not a finite number")
+    return ranker
 
 
 _NODE_FIELDS = ("feature", "threshold", "left", "right", "leaf", "value", "missing_left")
