@@ -10,6 +10,12 @@ set weighs the same in all. The scale that turns the trees' probability into MMR
 cross-validation on the training sets alone (mean micro F1@5/10/15), never on a held-out set. Shipped as JSON arrays
 that `kg.extract.ranking.read_ranker` walks with NumPy (no pickle, no scikit-learn version tied to the file).
 
+Two sets of trees are trained the same way: ``ranker.json`` over the text's evidence (`FEATURES`), for builds without
+typed entities, and ``ranker-entities.json`` over that and the mentions the shipped entity model marks in each abstract
+(`ENTITY_FEATURES`), for builds with them (the default). SciERC train's mentions are left out (its rows have them
+missing): the entity model was trained on that split and finds its terms nearly all, so trees fitted on them would
+trust a mention more than it deserves on text the model never saw.
+
 The documents, all read as a build reads them (`kg.extract.keyphrases.tag_documents`, the model's answers recorded
 once in ``DIR/ranker-<key>.pickle``, as `benchmarks.levers` does):
 
@@ -126,6 +132,33 @@ def recorded(work: Path, sets: dict[str, list[GoldDoc]]) -> dict:
     return out
 
 
+def recorded_mentions(work: Path, sets: dict[str, list[GoldDoc]]) -> dict[str, list[tuple]]:
+    """Every set's typed-entity mentions ((text, type, score) each) as a build finds them in each abstract, kept in
+    *work* under the entity extractor's fingerprint."""
+    from kg.extract.entities import entity_fingerprint, find_entities
+
+    ids = hashlib.sha256(json.dumps({k: [d.id for d in v] for k, v in sets.items()}).encode()).hexdigest()
+    key = hashlib.sha256(f"{entity_fingerprint()} {ids}".encode()).hexdigest()[:12]
+    cache = work / f"ranker-mentions-{key}.pickle"
+    if cache.exists():
+        return pickle.loads(cache.read_bytes())
+    out = {name: [tuple((e.text, e.type, e.score) for e in found.entities) for found in find_entities([d.abstract for d in docs])]
+           for name, docs in sets.items()}
+    work.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(".part")
+    tmp.write_bytes(pickle.dumps(out))
+    tmp.replace(cache)
+    return out
+
+
+UNSEEN_MENTIONS = ("scierc-train",)  # what the entity model was trained on: its mentions are not evidence to learn from
+
+
+def with_mentions(pairs: dict[str, list], mentions: dict[str, list[tuple]]) -> dict[str, list]:
+    """*pairs* (`scored_sets`) whose tagged documents carry their mentions, as a build with entities ranks them."""
+    return {name: [(replace(t, mentions=m), s) for (t, s), m in zip(pairs[name], mentions[name])] for name in pairs}
+
+
 TRAIN_SETS = ("ml-train", "semeval-train", "scierc-train")
 HELD_OUT = ("ml-test", "inspec", "nus", "semeval2010", "scierc-dev")
 
@@ -147,15 +180,19 @@ def scored_sets(record: dict, names) -> dict[str, list]:
     return out
 
 
-def labelled(pairs, docs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Features, labels (the candidate's stem is a gold keyphrase's) and document numbers of a set."""
+def labelled(pairs, docs, *, unseen: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels (the candidate's stem is a gold keyphrase's) and document numbers of a set; with *unseen*,
+    its mentions' features missing (NaN: `UNSEEN_MENTIONS`)."""
     from kg.evaluation.keyphrases import stem_phrase
-    from kg.extract.ranking import features
+    from kg.extract.ranking import FEATURES, features
 
     xs, ys, groups = [], [], []
     for i, ((tagged, scored), doc) in enumerate(zip(pairs, docs)):
         gold = {stem_phrase(g) for g in doc.keyphrases}
-        xs.append(features(tagged, scored))
+        x = features(tagged, scored)
+        if unseen:
+            x[:, len(FEATURES):] = np.nan
+        xs.append(x)
         ys.append(np.array([stem_phrase(p) in gold for p in scored.phrases], dtype=np.int8))
         groups.append(np.full(len(scored.phrases), i))
     return np.vstack(xs), np.concatenate(ys), np.concatenate(groups)
@@ -181,12 +218,10 @@ def fit(parts: list[tuple[np.ndarray, np.ndarray, int]]):
     """Trees fitted on (features, labels, documents) of each training set, every set weighing the same in all."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from kg.extract.ranking import FEATURES
-
     x = np.vstack([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
     w = np.concatenate([np.full(len(p[1]), 1.0 / p[2]) for p in parts])
-    monotone = [MONOTONE.get(name, 0) for name in FEATURES]
+    monotone = [MONOTONE.get(name, 0) for name in names_of(x.shape[1])]
     model = HistGradientBoostingClassifier(**TREES, monotonic_cst=monotone, early_stopping=False, random_state=SEED)
     return model.fit(x, y, sample_weight=w / w.mean())
 
@@ -197,20 +232,56 @@ def held_rows(pairs, docs, relevance_of, settings) -> np.ndarray:
     return per_document(predictions(pairs, relevance_of, settings), [d.keyphrases for d in docs])
 
 
-def ranker_of(model, scale: float):
-    """The `kg.extract.ranking.Ranker` of fitted trees, as kg reads them from the file `train` writes."""
+def ranker_of(model, scale: float, termhood=None):
+    """The `kg.extract.ranking.Ranker` of fitted trees (and the *termhood* (direction, offset) they read), as kg reads
+    them from the file `train` writes."""
     from kg.extract.ranking import export_trees, ranker_from
 
-    return ranker_from(export_trees(model, scale, {}))
+    return ranker_from(export_trees(model, scale, {}, names_of(model.n_features_in_), termhood))
+
+
+def names_of(width: int) -> tuple[str, ...]:
+    """The features of trees that read *width* of them: the text's, or the text's, the mentions' and the termhood."""
+    from kg.extract.ranking import ENTITY_RANKER_FEATURES, FEATURES
+
+    return FEATURES if width == len(FEATURES) else ENTITY_RANKER_FEATURES
+
+
+TERMHOOD_C = 1.0  # the logistic model's inverse regularization (scikit-learn's default)
+
+
+def fit_termhood(parts: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[np.ndarray, float]:
+    """The direction (and offset) in the model's embedding space that best tells keyphrases from other candidates
+    over (embeddings, labels, documents) of each training set, each set weighing the same: a logistic model."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.vstack([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    w = np.concatenate([np.full(len(p[1]), 1.0 / p[2]) for p in parts])
+    model = LogisticRegression(C=TERMHOOD_C, max_iter=2000).fit(x, y, sample_weight=w / w.mean())
+    return model.coef_[0].astype(np.float32), float(model.intercept_[0])
+
+
+def with_termhood(sets, pairs, data) -> tuple[dict, tuple[np.ndarray, float]]:
+    """*data* with each candidate's termhood as its last feature, from a direction fitted on the other `FOLDS` - 1
+    folds of documents (so that the trees learn how much an unseen document's termhood says), and the direction
+    fitted on every training document, which the shipped trees read."""
+    embeddings = {name: np.vstack([s.embeddings for _, s in pairs[name]]).astype(np.float32) for name in TRAIN_SETS}
+    column = {name: np.zeros(len(data[name][1]), dtype=np.float32) for name in TRAIN_SETS}
+    for fold in range(FOLDS):
+        keep = {name: data[name][2] % FOLDS != fold for name in TRAIN_SETS}
+        direction, offset = fit_termhood([(embeddings[n][keep[n]], data[n][1][keep[n]], len(sets[n])) for n in TRAIN_SETS])
+        for name in TRAIN_SETS:
+            column[name][~keep[name]] = embeddings[name][~keep[name]] @ direction + offset
+    whole = fit_termhood([(embeddings[n], data[n][1], len(sets[n])) for n in TRAIN_SETS])
+    return {name: (np.hstack([x, column[name][:, None]]), y, g) for name, (x, y, g) in data.items()}, whole
 
 
 def learned(ranker):
-    from kg.extract.ranking import features
-
-    return lambda tagged, scored: ranker.relevance(features(tagged, scored))
+    return lambda tagged, scored: ranker.relevance(ranker.features_of(tagged, scored))
 
 
-def choose_scale(sets, pairs, data) -> tuple[float, list[str]]:
+def choose_scale(sets, pairs, data, termhood=None) -> tuple[float, list[str]]:
     """The scale whose mean micro F1@5/10/15 over the training sets, each document ranked by trees that never saw
     it (FOLDS folds by document), is highest."""
     from benchmarks.levers import micro_f1
@@ -224,7 +295,7 @@ def choose_scale(sets, pairs, data) -> tuple[float, list[str]]:
             x, y, doc = data[name]
             keep = doc % FOLDS != fold
             parts.append((x[keep], y[keep], len(np.unique(doc[keep]))))
-        ranker = ranker_of(fit(parts), 1.0)
+        ranker = ranker_of(fit(parts), 1.0, termhood)  # (reads the rows given: never the termhood's direction)
         for name in TRAIN_SETS:
             x, _, doc = data[name]
             held = [i for i in range(len(sets[name])) if i % FOLDS == fold]
@@ -245,40 +316,54 @@ def choose_scale(sets, pairs, data) -> tuple[float, list[str]]:
     return best[0], lines
 
 
-def train(work: Path, out: Path) -> None:
-    """Fit the shipped ranker on every training set and write it to *out*."""
-    from kg.extract.ranking import export_trees
+def train(work: Path) -> None:
+    """Fit the shipped rankers on every training set and write them into the package: the one over the text's
+    evidence alone, then the one that reads the entity mentions too."""
+    from kg.extract.entities import entity_fingerprint
+    from kg.extract.ranking import export_trees, model_path
 
     started = time.perf_counter()
     every = load_sets()
     record = recorded(work, every)
     sets = {name: every[name] for name in TRAIN_SETS}
-    pairs = scored_sets(record, TRAIN_SETS)
-    data = {name: labelled(pairs[name], sets[name]) for name in TRAIN_SETS}
-    for name in TRAIN_SETS:
-        check_training(name, sets[name], data[name][1])
-    scale, lines = choose_scale(sets, pairs, data)
-    for line in lines:
-        print(line, flush=True)
-    model = fit([(data[n][0], data[n][1], len(sets[n])) for n in TRAIN_SETS])
-    about = {
-        "command": "python -m benchmarks.ranker --train",
-        "seed": SEED,
-        "trees": TREES,
-        "monotone": MONOTONE,
-        "training": {name: {"documents": len(sets[name]), "candidates": int(len(data[name][1])),
-                            "keyphrases": int(data[name][1].sum())} for name in TRAIN_SETS},
-        "ml_venue_years": sorted(f"{v} {y}" for v, y in TRAIN_YEARS),
-        "cross_validation": lines,
-    }
-    text = json.dumps(export_trees(model, scale, about), separators=(",", ":"), sort_keys=True)
-    out.write_text(text + "\n", encoding="utf-8")
-    print(f"scale {scale}; wrote {out} ({len(text) // 1024} KB) in {time.perf_counter() - started:.0f} s", flush=True)
+    plain = scored_sets(record, TRAIN_SETS)
+    mentions = recorded_mentions(work, every)
+    for entities, pairs in ((False, plain), (True, with_mentions(plain, mentions))):
+        data = {name: labelled(pairs[name], sets[name], unseen=entities and name in UNSEEN_MENTIONS) for name in TRAIN_SETS}
+        for name in TRAIN_SETS:
+            check_training(name, sets[name], data[name][1])
+        termhood = None
+        if entities:
+            data, termhood = with_termhood(sets, pairs, data)
+        scale, lines = choose_scale(sets, pairs, data, termhood)
+        for line in lines:
+            print(line, flush=True)
+        model = fit([(data[n][0], data[n][1], len(sets[n])) for n in TRAIN_SETS])
+        about = {
+            "command": "python -m benchmarks.ranker --train",
+            "seed": SEED,
+            "trees": TREES,
+            "monotone": MONOTONE,
+            "training": {name: {"documents": len(sets[name]), "candidates": int(len(data[name][1])),
+                                "keyphrases": int(data[name][1].sum())} for name in TRAIN_SETS},
+            "ml_venue_years": sorted(f"{v} {y}" for v, y in TRAIN_YEARS),
+            "cross_validation": lines,
+        }
+        if entities:
+            about |= {"entity_extractor": entity_fingerprint(), "mentions_left_out": list(UNSEEN_MENTIONS),
+                      "termhood": f"logistic regression, C={TERMHOOD_C}, on the candidates' embeddings; out of fold in training"}
+        out = model_path(entities)
+        text = json.dumps(export_trees(model, scale, about, names_of(model.n_features_in_), termhood),
+                          separators=(",", ":"), sort_keys=True)
+        out.write_text(text + "\n", encoding="utf-8")
+        print(f"scale {scale}; wrote {out} ({len(text) // 1024} KB) in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def evaluate_held_out(work: Path, baselines: bool) -> None:
-    """Micro F1@5/10/15 of each held-out set: the similarity ranking, the shipped learned one (with the paired bootstrap's
-    95 % interval of its change at each k) and, with *baselines*, plain KeyBERT and YAKE on the same documents."""
+    """Micro F1@5/10/15 of each held-out set: the similarity ranking, the shipped learned ones (``learned``: the text's
+    evidence, as ``kg build --no-entities`` ranks; ``+entities``: with the abstract's entity mentions, as ``kg build``
+    ranks), each with the paired bootstrap's 95 % interval of its change from the similarity ranking at each k, and,
+    with *baselines*, plain KeyBERT and YAKE on the same documents."""
     from benchmarks.levers import bootstrap, micro_f1, per_document
     from kg.evaluation.keyphrases import keybert_extractor, yake_extractor
     from kg.extract.keyphrases import Settings, hand_relevance
@@ -287,20 +372,22 @@ def evaluate_held_out(work: Path, baselines: bool) -> None:
     every = load_sets()
     record = recorded(work, every)
     pairs = scored_sets(record, HELD_OUT)
+    tagged = with_mentions(pairs, recorded_mentions(work, every))
     settings = replace(Settings(), top_n=15)
-    ranker = load_ranker()
+    plain, entities = load_ranker(), load_ranker(entities=True)
     print(f"{'set':14s}{'docs':>6s}  {'ranking':12s}{'F1@5':>7s}{'F1@10':>7s}{'F1@15':>7s}   change at 5 / 10 / 15 (95 %)")
     for name in HELD_OUT:
         docs = every[name]
         gold = [d.keyphrases for d in docs]
         base = held_rows(pairs[name], docs, lambda t, s: hand_relevance(t, s, settings), settings)
-        rows = {"similarity": base, "learned": held_rows(pairs[name], docs, learned(ranker), settings)}
+        rows = {"similarity": base, "learned": held_rows(pairs[name], docs, learned(plain), settings),
+                "+entities": held_rows(tagged[name], docs, learned(entities), settings)}
         if baselines:
             rows["keybert"] = per_document(keybert_extractor(15)(docs), gold)
             rows["yake"] = per_document(yake_extractor(15)(docs), gold)
         for label, r in rows.items():
             change = ""
-            if label == "learned":
+            if label in ("learned", "+entities"):
                 intervals = [bootstrap(base, r, i=i) for i in range(3)]
                 change = "   " + " / ".join(f"{micro_f1(r, i) - micro_f1(base, i):+.2f} [{lo:+.1f}, {hi:+.1f}]"
                                           for i, (lo, hi) in enumerate(intervals))
@@ -309,28 +396,34 @@ def evaluate_held_out(work: Path, baselines: bool) -> None:
 
 
 def speed(documents: int, turns: int) -> None:
-    """Extraction's wall time per abstract with each ranking, on the held-out ML abstracts, the two run in turns in one
-    process (the model loaded once; every turn embeds anew)."""
+    """Extraction's wall time per abstract with each ranking, on the held-out ML abstracts, run in turns in one
+    process (the model loaded once; every turn embeds anew). ``+entities`` is given each abstract's mentions, found
+    once before the turns: a build finds them anyway (its typed-entity stage), and the ranking only reads them."""
     from kg.extract.embed import load_embedder
+    from kg.extract.entities import find_entities
     from kg.extract.keyphrases import Settings, extract_keyphrases, load_nlp
     from kg.extract.ranking import load_ranker
 
     docs = ml_papers(data_dir(), TEST_YEARS, documents)
     items = [(d.id, d.document) for d in docs]
+    with_entities = [(i, text, tuple((e.text, e.type, e.score) for e in found.entities))
+                     for (i, text), found in zip(items, find_entities([d.abstract for d in docs]))]
     nlp, embedder = load_nlp(), load_embedder("int8")
-    load_ranker()
-    extract_keyphrases(items[:20], embedder, nlp=nlp)  # warm up
-    times: dict[str, list[float]] = {"similarity": [], "learned": []}
+    load_ranker(), load_ranker(entities=True)
+    extract_keyphrases(with_entities[:20], embedder, nlp=nlp)  # warm up
+    runs = {"similarity": (items, "similarity"), "learned": (items, "learned"), "+entities": (with_entities, "learned")}
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(turns):
-        for ranking in times:
+        for name, (given, ranking) in runs.items():
             started = time.perf_counter()
-            extract_keyphrases(items, embedder, nlp=nlp, settings=Settings(ranking=ranking))
-            times[ranking].append(time.perf_counter() - started)
+            extract_keyphrases(given, embedder, nlp=nlp, settings=Settings(ranking=ranking))
+            times[name].append(time.perf_counter() - started)
     best = {k: min(v) for k, v in times.items()}
-    for ranking, seconds in times.items():
-        print(f"{ranking:12s} {len(items)} abstracts: " + " / ".join(f"{t:.2f}" for t in seconds)
-              + f" s; best {1000 * best[ranking] / len(items):.2f} ms per abstract", flush=True)
-    print(f"learned / similarity: {best['learned'] / best['similarity']:.3f}", flush=True)
+    for name, seconds in times.items():
+        print(f"{name:12s} {len(items)} abstracts: " + " / ".join(f"{t:.2f}" for t in seconds)
+              + f" s; best {1000 * best[name] / len(items):.2f} ms per abstract", flush=True)
+    for name in ("learned", "+entities"):
+        print(f"{name} / similarity: {best[name] / best['similarity']:.3f}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -342,8 +435,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", type=int, metavar="N", help="time extraction of N held-out ML abstracts with each ranking")
     args = parser.parse_args(argv)
     from kg.errors import KGError
-    from kg.extract.ranking import model_path
-
     try:
         if args.speed:
             speed(args.speed, turns=3)
@@ -354,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         recorded(args.work, sets)
         print(f"recorded in {time.perf_counter() - started:.0f} s", flush=True)
         if args.train:
-            train(args.work, model_path())
+            train(args.work)
         elif not args.record_only:
             evaluate_held_out(args.work, args.baselines)
     except KGError as e:  # a missing or malformed gold file, a training set with nothing to learn from, a bad model file

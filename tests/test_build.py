@@ -26,11 +26,13 @@ def test_build_writes_every_output(seeds_build):
     assert stats["papers_sharing_a_concept_or_broader"] >= 0.9 * stats["papers"]
     assert 0 < stats["largest_component_paper_share"] <= 1
     assert stats["model"] == "sentence-transformers/all-MiniLM-L6-v2"
-    # the keyphrases were ranked by the shipped trees, and the provenance names them by their file's digest
-    from kg.extract.ranking import model_digest
+    # the keyphrases were ranked by the shipped trees that read the typed-entity mentions too, and the provenance
+    # names them by their file's digest
+    from kg.extract.ranking import model_digest, model_path
 
     assert seeds_build.graph.graph["settings"]["ranking"] == "learned"
-    assert seeds_build.graph.graph["extractor"] == f"KeyBERT (noun-phrase candidates, learned ranking {model_digest()[:16]}, MMR)"
+    assert seeds_build.graph.graph["extractor"] == ("KeyBERT (noun-phrase candidates, learned ranking "
+                                                    f"{model_digest(model_path(entities=True))[:16]} with typed-entity mentions, MMR)")
 
 
 def test_keyphrases_jsonl_has_one_record_per_paper_in_input_order(seeds_build):

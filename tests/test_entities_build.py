@@ -107,6 +107,33 @@ def test_cached_entities_are_not_computed_again_and_no_entities_removes_them(tmp
     assert all("type_votes" not in d for _, d in load_graph(out / "graph.json").nodes(data=True))
 
 
+def test_the_learned_ranking_reads_the_mentions_a_build_finds(tmp_path, hash_embedder, nlp, monkeypatch):
+    """With entities (the default) each document goes to the ranking with its abstract's mentions, as
+    entities.jsonl records them; with --no-entities without any; the provenance says which trees ranked."""
+    from kg.extract import keyphrases
+
+    seen = {}
+    tag = keyphrases.tag_documents
+
+    def recording(items, *args, **kwargs):
+        tagged = tag(items, *args, **kwargs)
+        seen.update((t.paper_id, t.mentions) for t in tagged)
+        return tagged
+
+    monkeypatch.setattr(keyphrases, "tag_documents", recording)
+    source = write_rows(tmp_path / "papers.jsonl", ROWS[:2])
+    typed = kg.build([source], tmp_path / "typed", embedder=hash_embedder, nlp=nlp, store=False, cache=False)
+    rows = [json.loads(line) for line in (tmp_path / "typed" / "entities.jsonl").read_text().splitlines()]
+    assert any(row["entities"] for row in rows)
+    for row in rows:
+        assert [(m[1], m[2]) for m in seen[row["id"]]] == [(e["type"], e["score"]) for e in row["entities"]]
+    assert "with typed-entity mentions" in typed.graph.graph["extractor"]
+    seen.clear()
+    plain = kg.build([source], tmp_path / "plain", embedder=hash_embedder, nlp=nlp, store=False, cache=False, entities=False)
+    assert seen and all(m is None for m in seen.values())
+    assert "mentions" not in plain.graph.graph["extractor"]
+
+
 def test_damaged_weights_fail_first_naming_the_file_and_the_command(tmp_path, hash_embedder, nlp, monkeypatch, run_cli):
     from kg.extract.entities import model
 

@@ -267,8 +267,9 @@ def evaluate(predictions: Sequence[Sequence[str]], gold: Sequence[Sequence[str]]
 # --- extractors --------------------------------------------------------------------------------
 
 
-def kg_extractor(top_n: int = 15, *, embedder=None, nlp=None, settings=None) -> Extractor:
-    """kg's own extractor with its default settings (``top_n`` keyphrases per document)."""
+def kg_extractor(top_n: int = 15, *, embedder=None, nlp=None, settings=None, entities: bool = True) -> Extractor:
+    """kg's own extractor with its default settings (``top_n`` keyphrases per document). With *entities* (as
+    ``kg build`` by default), the learned ranking reads the typed-entity mentions of each abstract too."""
     from dataclasses import replace
 
     from kg.extract.embed import load_embedder
@@ -280,6 +281,11 @@ def kg_extractor(top_n: int = 15, *, embedder=None, nlp=None, settings=None) -> 
 
     def extract(docs: Sequence[GoldDoc]) -> list[list[str]]:
         items = [(str(i), d.document) for i, d in enumerate(docs)]
+        if entities and settings.ranking == "learned":
+            from kg.extract.entities import find_entities
+
+            found = find_entities([d.abstract for d in docs])
+            items = [(i, text, tuple((e.text, e.type, e.score) for e in f.entities)) for (i, text), f in zip(items, found)]
         found = extract_keyphrases(items, embedder, settings=settings, nlp=nlp)
         return [[k.phrase for k in paper.keyphrases] for paper in found]
 
@@ -454,8 +460,10 @@ GREEDY = {"--k": _is_k, "--baseline": _is_baseline}  # the options of `kg eval` 
               help="kg's model quantized to int8 (kg build's default), or as published (as kg build --precision).")
 @click.option("--ranking", type=click.Choice(("learned", "similarity")), default="learned", show_default=True,
               help="kg's keyphrases ranked by its trained ranker or by similarity (as kg build --ranking).")
+@click.option("--no-entities", "no_entities", is_flag=True,
+              help="The learned ranking without the abstracts' typed-entity mentions (as kg build --no-entities).")
 def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...], limit: int | None, field: str | None,
-                 fmt: str, precision: str = "int8", ranking: str = "learned") -> None:
+                 fmt: str, precision: str = "int8", ranking: str = "learned", no_entities: bool = False) -> None:
     """Score kg's keyphrases (and baselines) against the gold keyphrases of DATASET.jsonl.
 
     Micro- and macro-averaged P/R/F1@k on stemmed phrases, every gold keyphrase counted in
@@ -473,8 +481,8 @@ def eval_command(dataset: Path, ks: tuple[int, ...], baselines: tuple[str, ...],
     names = ["kg"] + [b for b in dict.fromkeys(baselines) if b != "kg"]
     from kg.extract.keyphrases import Settings
 
-    extractors = {name: EXTRACTORS[name](max(ks), **({"settings": Settings(precision=precision, ranking=ranking)} if name == "kg" else {}))
-                  for name in names}
+    kg_options = {"settings": Settings(precision=precision, ranking=ranking), "entities": not no_entities}
+    extractors = {name: EXTRACTORS[name](max(ks), **(kg_options if name == "kg" else {})) for name in names}
 
     def done(row):
         click.echo(f"{row['extractor']}: {row['documents']} documents in {row['seconds']:.1f} s", err=True)

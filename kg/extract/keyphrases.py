@@ -76,8 +76,10 @@ class Settings:
         if isinstance(self.diversity, bool) or not isinstance(self.diversity, (int, float)) or not 0 <= self.diversity <= 1:
             raise KGError(f"diversity {self.diversity!r}: give a number from 0 (none) to 1 (most)")  # NaN too
 
-    def fingerprint(self, model: str) -> str:
-        """Changes whenever the results could: model, pipeline, settings or extractor version."""
+    def fingerprint(self, model: str, entities: str | None = None) -> str:
+        """Changes whenever the results could: model, pipeline, settings or extractor version, and, when the
+        learned ranking reads entity mentions, the entity extractor's fingerprint *entities*
+        (`kg.extract.entities.entity_fingerprint`)."""
         fields = asdict(self)
         if fields["precision"] == "fp32":  # the published model: the key it always had
             del fields["precision"]
@@ -87,6 +89,10 @@ class Settings:
             from kg.extract.ranking import model_digest
 
             fields["ranking"] = f"{fields['ranking']} {model_digest()[:16]}"
+            if entities is not None:
+                from kg.extract.ranking import model_path
+
+                fields["ranking"] += f" {model_digest(model_path(entities=True))[:16]} {entities}"
         payload = json.dumps({"model": model, "spacy": SPACY_MODEL, "extractor": EXTRACTOR_VERSION, **fields}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -392,7 +398,9 @@ def extract_keyphrases(
     progress: Progress | None = None,
     batch_size: int = BATCH_SIZE,
 ) -> list[PaperKeyphrases]:
-    """Keyphrases of each (paper id, document text), best first, in input order.
+    """Keyphrases of each (paper id, document text[, entity mentions]), best first, in input order
+    (the mentions, (text, type, score) each, are what the learned ranking reads beside the text:
+    `Tagged.mentions`).
 
     Documents are processed in batches; *progress* is called with the number of
     documents finished after each batch.
@@ -418,22 +426,27 @@ class Tagged:
     candidates: tuple[Candidate, ...]  # its noun phrases that are not filler, first occurrences
     sentences: tuple[str, ...]
     tokens: int  # spaCy tokens
+    # The typed-entity mentions of its abstract, (text, type, score) each (`kg.extract.entities`), when the build
+    # found them: the learned ranking reads them (`kg.extract.ranking.ENTITY_FEATURES`); None when not known.
+    mentions: tuple[tuple[str, str, float], ...] | None = None
 
 
-def tag_documents(items: Sequence[tuple[str, str]], nlp, settings: Settings = Settings()) -> list[Tagged]:
-    """Each (paper id, document text) tagged by the spaCy pipeline *nlp*: its acronym
-    definitions, its candidate phrases and its sentences. The first half of extraction."""
-    definitions = [definition_pairs(text) for _, text in items]
-    texts = [strip_definitions(text, [short for short, _ in defs]) for (_, text), defs in zip(items, definitions)]
+def tag_documents(items: Sequence[tuple], nlp, settings: Settings = Settings()) -> list[Tagged]:
+    """Each (paper id, document text[, entity mentions]) tagged by the spaCy pipeline *nlp*: its acronym
+    definitions, its candidate phrases and its sentences (and the mentions, as given: `Tagged.mentions`).
+    The first half of extraction."""
+    definitions = [definition_pairs(item[1]) for item in items]
+    texts = [strip_definitions(item[1], [short for short, _ in defs]) for item, defs in zip(items, definitions)]
     tagged = []
     # In a memory zone the strings spaCy learns from these texts are forgotten after them: a worker
     # that tags a whole corpus otherwise keeps every new word it met (benchmarks/README.md, scaling).
     # Nothing of a Doc leaves the zone, only Python strings.
     with nlp.memory_zone():
-        for (pid, _), text, defs, doc in zip(items, texts, definitions, nlp.pipe(texts, batch_size=64)):
+        for item, text, defs, doc in zip(items, texts, definitions, nlp.pipe(texts, batch_size=64)):
             candidates = tuple(c for c in candidates_of(doc, max_words=settings.max_words) if not is_filler(c.phrase))
             sentences = tuple(s.text for s in doc.sents) or (doc.text,)
-            tagged.append(Tagged(pid, text, tuple(sorted(defs)), candidates, sentences, len(doc)))
+            mentions = tuple(map(tuple, item[2])) if len(item) > 2 and item[2] is not None else None
+            tagged.append(Tagged(item[0], text, tuple(sorted(defs)), candidates, sentences, len(doc), mentions))
     return tagged
 
 

@@ -6,6 +6,12 @@ length and shape, how its similarity compares with the document's other candidat
 candidates (a field term such as *graph neural networks* inside *molecular graph neural networks*) or holds
 them. Every feature is read off one document, so a paper's keyphrases never depend on the rest of a corpus (the
 extraction cache keys on the paper alone).
+
+When a build finds typed entities (`kg.extract.entities`, on by default), the mentions the entity model marks in the
+abstract are evidence too (`ENTITY_FEATURES`: whether the candidate is one, its type, the model's confidence): a
+second set of trees reads them (``ranker-entities.json``), the first (``ranker.json``) ranks without them. The second
+also reads the candidate's *termhood*: its embedding projected on a direction learned with the trees (what kind of
+phrase is chosen, whatever the document), which the packaged model's vectors give.
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ import numpy as np
 
 from kg.errors import ModelError
 from kg.text.acronyms import is_acronym
-from kg.text.phrases import phrase_occurrences
+from kg.text.phrases import normalize_phrase, phrase_occurrences
 
-__all__ = ["FEATURES", "MODEL_FORMAT", "Ranker", "export_trees", "features", "learned_relevance", "load_ranker", "model_digest",
+__all__ = ["ENTITY_FEATURES", "ENTITY_RANKER_FEATURES", "FEATURES", "TERMHOOD", "MODEL_FORMAT", "Ranker", "export_trees", "features", "learned_relevance", "load_ranker", "model_digest",
            "model_path", "ranker_from", "read_ranker"]
 
 FEATURES = (
@@ -53,6 +59,20 @@ FEATURES = (
     "tokens",  # ln(tokens of the document)
 )
 
+# Read when the document's typed-entity mentions are known (`Tagged.mentions`): the candidate's key (`normalize_phrase`)
+# against the mentions' keys.
+ENTITY_TYPES = ("Task", "Method", "Metric", "Material", "Dataset", "OtherScientificTerm", "Generic")
+ENTITY_FEATURES = (
+    "mention_score",  # the entity model's best confidence in a mention with the candidate's key, 0 when none is
+    "mentions",  # ln(1 + mentions with its key)
+    "mention_overlap",  # no mention has its key, but one holds it or is held by it
+    *(f"type_{t}" for t in ENTITY_TYPES),  # the type of its most confident mention
+)
+# The candidate's embedding times the ranker's learned direction, plus its offset (`Ranker.direction`): read by the trees
+# that ship one; missing (NaN) when the embedder's vectors are not as wide as the direction (another model than kg's).
+TERMHOOD = "termhood"
+ENTITY_RANKER_FEATURES = FEATURES + ENTITY_FEATURES + (TERMHOOD,)  # what ranker-entities.json reads
+
 
 _WORD = re.compile(r"[\w-]+")  # a word as kg's phrases hold one: a hyphenated compound is one
 _DIGIT = re.compile(r"\d")
@@ -75,7 +95,44 @@ def _nesting(keys: Sequence[str]) -> tuple[list[int], list[int]]:
 
 def features(tagged, scored) -> np.ndarray:
     """The `FEATURES` of each scored candidate of one document (a `kg.extract.keyphrases.Tagged` and its
-    `Scored`; this module sits below that one, which calls it): a (candidates, features) float32 array."""
+    `Scored`; this module sits below that one, which calls it), then the `ENTITY_FEATURES` when the document's
+    entity mentions are known (``tagged.mentions`` is not None): a (candidates, features) float32 array."""
+    mentions = getattr(tagged, "mentions", None)
+    text_features = _text_features(tagged, scored)
+    if mentions is None:
+        return text_features
+    return np.hstack([text_features, entity_features(scored.phrases, mentions)])
+
+
+def entity_features(phrases: Sequence[str], mentions: Sequence[tuple[str, str, float]]) -> np.ndarray:
+    """The `ENTITY_FEATURES` of each phrase, from the document's mentions ((text, type, score) each)."""
+    best: dict[str, tuple[float, str]] = {}
+    count: Counter = Counter()
+    for text, kind, score in mentions:
+        key = normalize_phrase(text)
+        if key:
+            count[key] += 1
+            if score > best.get(key, (-1.0, ""))[0]:
+                best[key] = (float(score), kind)
+    keys = tuple(best)
+    out = np.zeros((len(phrases), len(ENTITY_FEATURES)), dtype=np.float32)
+    for i, phrase in enumerate(phrases):
+        key = normalize_phrase(phrase)
+        score, kind = best.get(key, (0.0, ""))
+        out[i, 0] = score
+        out[i, 1] = np.log1p(count[key])
+        out[i, 2] = key not in best and any(_holds(other, key) or _holds(key, other) for other in keys)
+        if kind in ENTITY_TYPES:
+            out[i, 3 + ENTITY_TYPES.index(kind)] = 1.0
+    return out
+
+
+def _holds(outer: str, inner: str) -> bool:
+    """*inner* is *outer*'s words or a run of them."""
+    return bool(inner) and f" {inner} " in f" {outer} "
+
+
+def _text_features(tagged, scored) -> np.ndarray:
     phrases = scored.phrases
     n = len(phrases)
     out = np.zeros((n, len(FEATURES)), dtype=np.float32)
@@ -151,6 +208,22 @@ class Ranker:
     missing_left: np.ndarray
     scale: float
     depth: int
+    direction: np.ndarray | None = None  # with `TERMHOOD` among the features: its direction and offset
+    offset: float = 0.0
+
+    def termhood(self, embeddings: np.ndarray) -> np.ndarray:
+        """The `TERMHOOD` of each candidate embedding (rows): NaN when they are not as wide as the direction."""
+        embeddings = np.asarray(embeddings, dtype=np.float32)
+        if self.direction is None or embeddings.ndim != 2 or embeddings.shape[1] != len(self.direction):
+            return np.full(len(embeddings), np.nan, dtype=np.float32)
+        return (embeddings @ self.direction + self.offset).astype(np.float32)
+
+    def features_of(self, tagged, scored) -> np.ndarray:
+        """The rows this ranker reads for one document: `features`, and the termhood when it reads it."""
+        x = features(tagged, scored)
+        if TERMHOOD in self.features:
+            x = np.hstack([x, self.termhood(scored.embeddings)[:, None]])
+        return x
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """The chance that each row's candidate is a keyphrase: each tree walked by the rows still inside it
@@ -177,8 +250,10 @@ class Ranker:
         return self.scale * self.probability(x)
 
 
-def export_trees(model, scale: float, about: dict) -> dict:
-    """A fitted scikit-learn `HistGradientBoostingClassifier` (binary, numeric features) as the JSON kg ships."""
+def export_trees(model, scale: float, about: dict, names: Sequence[str] = FEATURES,
+                 termhood: tuple[np.ndarray, float] | None = None) -> dict:
+    """A fitted scikit-learn `HistGradientBoostingClassifier` (binary, numeric features: *names*, `FEATURES` or
+    `ENTITY_RANKER_FEATURES`) as the JSON kg ships, with the *termhood* (direction, offset) its last feature reads."""
     trees = []
     for (predictor,) in model._predictors:
         nodes = predictor.nodes
@@ -191,12 +266,16 @@ def export_trees(model, scale: float, about: dict) -> dict:
             "value": [float(v) for v in nodes["value"]],
             "missing_left": nodes["missing_go_to_left"].astype(bool).tolist(),
         })
-    return {"format": MODEL_FORMAT, "features": list(FEATURES), "baseline": float(np.ravel(model._baseline_prediction)[0]),
-            "scale": scale, "trees": trees, "about": about}
+    out = {"format": MODEL_FORMAT, "features": list(names), "baseline": float(np.ravel(model._baseline_prediction)[0]),
+           "scale": scale, "trees": trees, "about": about}
+    if termhood is not None:
+        out["termhood"] = {"direction": [float(v) for v in termhood[0]], "offset": float(termhood[1])}
+    return out
 
 
-def model_path() -> Path:
-    return Path(__file__).parent / "data" / "ranker.json"
+def model_path(entities: bool = False) -> Path:
+    """The shipped trees: those that read `ENTITY_FEATURES` too with *entities*."""
+    return Path(__file__).parent / "data" / ("ranker-entities.json" if entities else "ranker.json")
 
 
 def model_digest(path: Path | None = None) -> str:
@@ -225,7 +304,8 @@ def ranker_from(data: object) -> Ranker:
     try:
         if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
             raise ValueError(f"not a {MODEL_FORMAT} file")
-        if tuple(data["features"]) != FEATURES:
+        names = tuple(data["features"])
+        if names not in (FEATURES, ENTITY_RANKER_FEATURES):
             raise ValueError("its features are not the ones this kg computes; retrain it (python -m benchmarks.ranker --train)")
         trees = data["trees"]
         if not trees:
@@ -239,22 +319,33 @@ def ranker_from(data: object) -> Ranker:
             return np.concatenate(parts)
 
         ranker = Ranker(
-            features=FEATURES, baseline=float(data["baseline"]), roots=offsets[:-1].astype(np.int64),
+            features=names, baseline=float(data["baseline"]), roots=offsets[:-1].astype(np.int64),
             feature=joined("feature", np.int64), threshold=joined("threshold", np.float64),
             left=joined("left", np.int64, shift=True), right=joined("right", np.int64, shift=True),
             leaf=joined("leaf", bool), value=joined("value", np.float64), missing_left=joined("missing_left", bool),
             scale=float(data["scale"]), depth=max(_depth(t) for t in trees),
+            **_termhood(data, names),
         )
     except (KeyError, TypeError, IndexError) as e:
         raise ValueError(f"{type(e).__name__}: {e}") from e
     size = len(ranker.value)
     inner = ~ranker.leaf
     if ((ranker.left[inner] >= size) | (ranker.right[inner] >= size) | (ranker.left[inner] < 0)
-            | (ranker.feature[inner] >= len(FEATURES)) | (ranker.feature[inner] < 0)).any():
+            | (ranker.feature[inner] >= len(names)) | (ranker.feature[inner] < 0)).any():
         raise ValueError("a node points outside the trees")
     if not np.isfinite(ranker.value).all() or not np.isfinite(ranker.scale) or ranker.scale <= 0:
         raise ValueError("a value is not a finite number")
     return ranker
+
+
+def _termhood(data: dict, names: tuple[str, ...]) -> dict:
+    if TERMHOOD not in names:
+        return {}
+    direction = np.asarray(data["termhood"]["direction"], dtype=np.float32)
+    offset = float(data["termhood"]["offset"])
+    if direction.ndim != 1 or not len(direction) or not np.isfinite(direction).all() or not np.isfinite(offset):
+        raise ValueError("its termhood direction is not a row of finite numbers")
+    return {"direction": direction, "offset": offset}
 
 
 _NODE_FIELDS = ("feature", "threshold", "left", "right", "leaf", "value", "missing_left")
@@ -274,18 +365,24 @@ def _depth(tree: dict) -> int:
     return deepest
 
 
-@lru_cache(maxsize=1)
-def load_ranker() -> Ranker:
-    """kg's own ranker, read once per process."""
-    return read_ranker()
+@lru_cache(maxsize=2)
+def load_ranker(entities: bool = False) -> Ranker:
+    """kg's own ranker (the one that reads entity mentions too with *entities*), read once per process."""
+    return read_ranker(model_path(entities))
 
 
 def learned_relevance(batch: Sequence, scored: Sequence, ranker: Ranker | None = None) -> list[np.ndarray]:
     """MMR's relevance of each document's scored candidates (`Tagged` and `Scored` documents, as `features` reads
-    them) by the learned ranker: all rows of a batch at once."""
-    ranker = ranker or load_ranker()
-    blocks = [features(t, s) for t, s in zip(batch, scored)]
-    if not any(len(b) for b in blocks):
-        return [np.zeros(0, dtype=np.float32) for _ in blocks]
-    relevance = ranker.relevance(np.vstack(blocks))
-    return np.split(relevance, np.cumsum([len(b) for b in blocks])[:-1])
+    them) by the learned ranker (*ranker*, else kg's own: the one that reads mentions for the documents whose
+    mentions are known): the rows of a batch that one ranker reads, at once."""
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.float32) for _ in batch]
+    for entities in (False, True):
+        picked = [i for i, t in enumerate(batch) if (getattr(t, "mentions", None) is not None) == entities]
+        reader = ranker or load_ranker(entities)
+        blocks = [reader.features_of(batch[i], scored[i]) for i in picked]
+        if not any(len(b) for b in blocks):
+            continue
+        relevance = reader.relevance(np.vstack(blocks))
+        for i, part in zip(picked, np.split(relevance, np.cumsum([len(b) for b in blocks])[:-1])):
+            out[i] = part
+    return out

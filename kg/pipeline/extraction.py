@@ -38,8 +38,10 @@ def runner_for(executor, models, todo: int):
 
 
 def extract_with_cache(papers: Sequence[Paper], options, *, fingerprint: str, out: Path, timeline: Timeline,
-                        models=None) -> tuple[list[PaperKeyphrases], int]:
+                        models=None, mentions: dict | None = None) -> tuple[list[PaperKeyphrases], int]:
     """Extraction results in paper order, and how many came from the cache (with ``options.cache``).
+    *mentions* (paper id -> its typed-entity mentions, (text, type, score) each) go with each document
+    to the learned ranking (`kg.extract.keyphrases.Tagged.mentions`); *fingerprint* must say so.
 
     The documents not in the cache are cut into partitions that ``options.executor`` runs (or the
     model process *models*: `runner_for`); each finished partition goes into the cache at once, so an
@@ -58,7 +60,8 @@ def extract_with_cache(papers: Sequence[Paper], options, *, fingerprint: str, ou
         with timeline.stage("extract: cache lookup"):
             keys = [document_key(fingerprint, p.document) for p in papers]
             known = store.get_many(keys) if store else {}
-        todo = [(p.id, p.document) for p, k in zip(papers, keys) if k not in known]
+        todo = [(p.id, p.document) if mentions is None else (p.id, p.document, mentions[p.id])
+                for p, k in zip(papers, keys) if k not in known]
         if progress and len(todo) < len(papers):
             progress(len(papers) - len(todo))
         key_of = {p.id: k for p, k in zip(papers, keys)}

@@ -241,7 +241,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
 
             entity_fingerprint = fingerprint_of()
     model_name = getattr(embedder, "name", MODEL_NAME) if embedder is not None else MODEL_NAME
-    fingerprint = settings.fingerprint(model_name)
+    # The learned ranking reads the typed-entity mentions when the build finds them: their extractor is part of the key.
+    fingerprint = settings.fingerprint(model_name, entity_fingerprint)
     if options.cache:  # nothing changed: the files' bytes say so before any is parsed or a model loaded
         with timeline.stage("up-to-date check"):
             done = _up_to_date(Path(out), paths, options, fingerprint, entity_fingerprint)
@@ -269,12 +270,14 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
             options.on_start(report)
         papers = report.papers
         key = _build_key(report.files, report.digests, fingerprint, options.base, entity_fingerprint) if options.cache else None
-        found, cached = extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), timeline=timeline,
-                                            models=models)
-        typed = None
-        if entity_fingerprint is not None:
+        typed = mentions = None
+        if entity_fingerprint is not None:  # first: the learned ranking of the keyphrases reads the mentions
             typed = entities_with_cache(papers, options, fingerprint=entity_fingerprint, out=Path(out), timeline=timeline,
                                          models=models)
+            if settings.ranking == "learned":
+                mentions = {pid: tuple((e.text, e.type, e.score) for e in found.entities) for pid, found in typed}
+        found, cached = extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), timeline=timeline,
+                                            models=models, mentions=mentions)
         gc.disable()  # loading spaCy turns it back on
         with timeline.stage("merge"):
             index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
@@ -324,18 +327,22 @@ def _metadata(options: _Options, merged: _Merged) -> dict[str, object]:
         "base_iri": options.base,
         "model": merged.model_name,
         "model_sha256": MODEL_SHA256 if merged.model_name == MODEL_NAME else None,
-        "extractor": _extractor(options.settings),
+        "extractor": _extractor(options.settings, entities=options.entities),
         "settings": options.settings.__dict__ | {},
         "fingerprint": merged.fingerprint,
         "kg_version": _kg_version(),
     }
 
 
-def _extractor(settings) -> str:
-    """What ranked the keyphrases, as the provenance names it: the learned ranker by its file's digest."""
+def _extractor(settings, entities: bool = False) -> str:
+    """What ranked the keyphrases, as the provenance names it: the learned ranker by its file's digest (the one
+    that reads the typed-entity mentions too, with *entities*)."""
     if settings.ranking == "learned":
-        from kg.extract.ranking import model_digest
+        from kg.extract.ranking import model_digest, model_path
 
+        if entities:
+            return (f"KeyBERT (noun-phrase candidates, learned ranking {model_digest(model_path(entities=True))[:16]}"
+                    " with typed-entity mentions, MMR)")
         return f"KeyBERT (noun-phrase candidates, learned ranking {model_digest()[:16]}, MMR)"
     return "KeyBERT (noun-phrase candidates, MMR)"
 

@@ -331,3 +331,28 @@ def test_kg_extractor_ranks_keyphrases_of_short_documents(default_embedder, nlp)
     assert "protein structure prediction" in [p.lower() for p in ranked[1]]
     scores = evaluate(ranked, [d.keyphrases for d in docs], ks=(5,))
     assert scores["micro"][5]["recall"] >= 0.5
+
+
+def test_kg_extractor_ranks_with_the_abstracts_mentions_as_a_build_does(hash_embedder, nlp, monkeypatch):
+    """kg eval scores the ranking kg build uses: with the entity model's mentions of each abstract, or, with
+    --no-entities (or the similarity ranking), without any."""
+    from kg.extract import keyphrases
+
+    seen = []
+    tag = keyphrases.tag_documents
+
+    def recording(items, *args, **kwargs):
+        tagged = tag(items, *args, **kwargs)
+        seen.extend(t.mentions for t in tagged)
+        return tagged
+
+    monkeypatch.setattr(keyphrases, "tag_documents", recording)
+    docs = [GoldDoc("a", "Graph neural networks for molecules",
+                    "We propose a graph neural network for node classification and evaluate it on the Cora dataset.",
+                    ("graph neural networks",))]
+    kg_extractor(5, embedder=hash_embedder, nlp=nlp)(docs)
+    assert seen[0] and all(len(m) == 3 for m in seen[0]) and {m[1] for m in seen[0]} & {"Method", "Task", "Dataset"}
+    for options in ({"entities": False}, {"settings": keyphrases.Settings(ranking="similarity")}):
+        seen.clear()
+        kg_extractor(5, embedder=hash_embedder, nlp=nlp, **options)(docs)
+        assert seen == [None]
