@@ -76,27 +76,28 @@ def build(paths, out, base, top_n, diversity, precision, ranking, quiet, store, 
     started = False  # on_start is not called when nothing changed: the build's recorded warnings are shown instead
 
     def on_start(report):
-        nonlocal bar, total, started
+        nonlocal total, started
         started = True
         _echo_warnings(report.warnings, report.warning_counts)
         total = len(report.papers)
-        if not quiet:
+
+    def advance(desc, n):  # a bar per stage: the typed entities first, then the keyphrases (whose ranking reads them)
+        nonlocal bar
+        if quiet or not started:
+            return
+        if bar is None or bar.desc != desc:
             from tqdm import tqdm
 
-            bar = tqdm(total=total, desc="extracting keyphrases", unit="abstract", file=sys.stderr)
+            if bar is not None:
+                bar.close()
+            bar = tqdm(total=total, desc=desc, unit="abstract", file=sys.stderr)
+        bar.update(n)
 
     def progress(n):
-        if bar is not None:
-            bar.update(n)
+        advance("extracting keyphrases", n)
 
     def entity_progress(n):
-        nonlocal bar
-        if bar is not None and bar.desc != "typing entities":  # the keyphrases are done: a bar of its own
-            from tqdm import tqdm
-
-            bar.close()
-            bar = tqdm(total=total, desc="typing entities", unit="abstract", file=sys.stderr)
-        progress(n)
+        advance("typing entities", n)
 
     try:
         result = kg.build(paths or ("seeds",), out, base=base, settings=Settings(top_n=top_n, diversity=diversity, precision=precision, ranking=ranking),
