@@ -31,8 +31,9 @@ from kg.errors import ModelError
 from kg.text.acronyms import is_acronym
 from kg.text.phrases import normalize_phrase, phrase_occurrences
 
-__all__ = ["ENTITY_FEATURES", "ENTITY_RANKER_FEATURES", "FEATURES", "TERMHOOD", "MODEL_FORMAT", "Ranker", "export_trees", "features", "learned_relevance", "load_ranker", "model_digest",
-           "model_path", "ranker_from", "read_ranker"]
+__all__ = ["ENTITY_FEATURES", "ENTITY_RANKER_FEATURES", "FEATURES", "MODEL_FORMAT", "TERMHOOD", "Ranker", "entity_features",
+           "export_trees", "features", "learned_relevance", "load_ranker", "model_digest", "model_path", "ranker_from",
+           "read_ranker"]
 
 FEATURES = (
     "cosine",  # KeyBERT's similarity of the phrase and the document
@@ -219,11 +220,16 @@ class Ranker:
         return (embeddings @ self.direction + self.offset).astype(np.float32)
 
     def features_of(self, tagged, scored) -> np.ndarray:
-        """The rows this ranker reads for one document: `features`, and the termhood when it reads it."""
-        x = features(tagged, scored)
+        """The rows this ranker reads for one document: the `FEATURES`, then, for trees that read them, the
+        `ENTITY_FEATURES` (missing when the document's mentions are not known) and the termhood."""
+        parts = [_text_features(tagged, scored)]
+        if ENTITY_FEATURES[0] in self.features:
+            mentions = getattr(tagged, "mentions", None)
+            parts.append(entity_features(scored.phrases, mentions) if mentions is not None
+                         else np.full((len(scored.phrases), len(ENTITY_FEATURES)), np.nan, dtype=np.float32))
         if TERMHOOD in self.features:
-            x = np.hstack([x, self.termhood(scored.embeddings)[:, None]])
-        return x
+            parts.append(self.termhood(scored.embeddings)[:, None])
+        return np.hstack(parts) if len(parts) > 1 else parts[0]
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """The chance that each row's candidate is a keyphrase: each tree walked by the rows still inside it
@@ -374,10 +380,12 @@ def load_ranker(entities: bool = False) -> Ranker:
 def learned_relevance(batch: Sequence, scored: Sequence, ranker: Ranker | None = None) -> list[np.ndarray]:
     """MMR's relevance of each document's scored candidates (`Tagged` and `Scored` documents, as `features` reads
     them) by the learned ranker (*ranker*, else kg's own: the one that reads mentions for the documents whose
-    mentions are known): the rows of a batch that one ranker reads, at once."""
+    mentions are known; the other is not read when no document needs it): the rows one ranker reads, at once."""
     out: list[np.ndarray] = [np.zeros(0, dtype=np.float32) for _ in batch]
     for entities in (False, True):
         picked = [i for i, t in enumerate(batch) if (getattr(t, "mentions", None) is not None) == entities]
+        if not picked:
+            continue
         reader = ranker or load_ranker(entities)
         blocks = [reader.features_of(batch[i], scored[i]) for i in picked]
         if not any(len(b) for b in blocks):

@@ -228,3 +228,17 @@ def test_both_rankings_extract_from_real_text(hash_embedder, nlp):
         (paper,) = extract_keyphrases([doc], hash_embedder, nlp=nlp, settings=Settings(ranking=ranking, top_n=5))
         assert 0 < len(paper.keyphrases) <= 5
         assert [k.rank for k in paper.keyphrases] == list(range(1, len(paper.keyphrases) + 1))
+
+
+def test_each_ranker_reads_what_it_was_trained_on_whatever_the_document_holds():
+    """Trees without mention features ignore mentions; trees with them read them as missing when a document has none."""
+    phrases = ("graph neural networks", "molecules")
+    scored = Scored(phrases, np.array([0.6, 0.4], dtype=np.float32), np.eye(2, dtype=np.float32))
+    plain = _tagged("Graph neural networks for molecules.", phrases)
+    known = Tagged(plain.paper_id, plain.text, plain.definitions, plain.candidates, plain.sentences, plain.tokens,
+                   mentions=(("graph neural networks", "Method", 0.9),))
+    text_trees, entity_trees = load_ranker(), load_ranker(entities=True)
+    assert np.array_equal(text_trees.features_of(known, scored), text_trees.features_of(plain, scored))
+    assert np.isnan(entity_trees.features_of(plain, scored)[:, len(FEATURES):]).all()
+    (given,) = learned_relevance([known], [scored], ranker=text_trees)
+    assert np.allclose(given, text_trees.relevance(features(plain, scored)))
