@@ -113,23 +113,28 @@ def load_sets() -> dict[str, list[GoldDoc]]:
     }
 
 
+def kept(work: Path, name: str, fingerprint: str, sets: dict[str, list[GoldDoc]], make):
+    """``make()``, pickled in *work* as ``<name>-<key>.pickle`` (the key: *fingerprint* and the sets' document ids) and
+    read back from there while both stay the same; written whole or not at all."""
+    ids = hashlib.sha256(json.dumps({k: [d.id for d in v] for k, v in sets.items()}).encode()).hexdigest()
+    cache = work / f"{name}-{hashlib.sha256(f'{fingerprint} {ids}'.encode()).hexdigest()[:12]}.pickle"
+    if cache.exists():
+        return pickle.loads(cache.read_bytes())
+    out = make()
+    work.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(".part")
+    tmp.write_bytes(pickle.dumps(out))
+    tmp.replace(cache)
+    return out
+
+
 def recorded(work: Path, sets: dict[str, list[GoldDoc]]) -> dict:
     """Every set tagged and embedded by kg's extraction (`benchmarks.levers.record`), kept in *work*."""
     from benchmarks.levers import record
     from kg.extract.embed import MODEL_NAME
     from kg.extract.keyphrases import Settings
 
-    ids = hashlib.sha256(json.dumps({k: [d.id for d in v] for k, v in sets.items()}).encode()).hexdigest()
-    key = hashlib.sha256(f"{Settings(ranking='similarity').fingerprint(MODEL_NAME)} {ids}".encode()).hexdigest()[:12]
-    cache = work / f"ranker-{key}.pickle"
-    if cache.exists():
-        return pickle.loads(cache.read_bytes())
-    work.mkdir(parents=True, exist_ok=True)
-    out = record(sets)
-    tmp = cache.with_suffix(".part")
-    tmp.write_bytes(pickle.dumps(out))
-    tmp.replace(cache)
-    return out
+    return kept(work, "ranker", Settings(ranking="similarity").fingerprint(MODEL_NAME), sets, lambda: record(sets))
 
 
 def recorded_mentions(work: Path, sets: dict[str, list[GoldDoc]]) -> dict[str, list[tuple]]:
@@ -137,18 +142,8 @@ def recorded_mentions(work: Path, sets: dict[str, list[GoldDoc]]) -> dict[str, l
     *work* under the entity extractor's fingerprint."""
     from kg.extract.entities import entity_fingerprint, find_entities
 
-    ids = hashlib.sha256(json.dumps({k: [d.id for d in v] for k, v in sets.items()}).encode()).hexdigest()
-    key = hashlib.sha256(f"{entity_fingerprint()} {ids}".encode()).hexdigest()[:12]
-    cache = work / f"ranker-mentions-{key}.pickle"
-    if cache.exists():
-        return pickle.loads(cache.read_bytes())
-    out = {name: [tuple((e.text, e.type, e.score) for e in found.entities) for found in find_entities([d.abstract for d in docs])]
-           for name, docs in sets.items()}
-    work.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_suffix(".part")
-    tmp.write_bytes(pickle.dumps(out))
-    tmp.replace(cache)
-    return out
+    return kept(work, "ranker-mentions", entity_fingerprint(), sets,
+                lambda: {name: [found.mentions for found in find_entities([d.abstract for d in docs])] for name, docs in sets.items()})
 
 
 UNSEEN_MENTIONS = ("scierc-train",)  # what the entity model was trained on: its mentions are not evidence to learn from
@@ -372,7 +367,7 @@ def evaluate_held_out(work: Path, baselines: bool) -> None:
     every = load_sets()
     record = recorded(work, every)
     pairs = scored_sets(record, HELD_OUT)
-    tagged = with_mentions(pairs, recorded_mentions(work, every))
+    mentioned = with_mentions(pairs, recorded_mentions(work, every))
     settings = replace(Settings(), top_n=15)
     plain, entities = load_ranker(), load_ranker(entities=True)
     print(f"{'set':14s}{'docs':>6s}  {'ranking':12s}{'F1@5':>7s}{'F1@10':>7s}{'F1@15':>7s}   change at 5 / 10 / 15 (95 %)")
@@ -381,7 +376,7 @@ def evaluate_held_out(work: Path, baselines: bool) -> None:
         gold = [d.keyphrases for d in docs]
         base = held_rows(pairs[name], docs, lambda t, s: hand_relevance(t, s, settings), settings)
         rows = {"similarity": base, "learned": held_rows(pairs[name], docs, learned(plain), settings),
-                "+entities": held_rows(tagged[name], docs, learned(entities), settings)}
+                "+entities": held_rows(mentioned[name], docs, learned(entities), settings)}
         if baselines:
             rows["keybert"] = per_document(keybert_extractor(15)(docs), gold)
             rows["yake"] = per_document(yake_extractor(15)(docs), gold)
@@ -406,8 +401,7 @@ def speed(documents: int, turns: int) -> None:
 
     docs = ml_papers(data_dir(), TEST_YEARS, documents)
     items = [(d.id, d.document) for d in docs]
-    with_entities = [(i, text, tuple((e.text, e.type, e.score) for e in found.entities))
-                     for (i, text), found in zip(items, find_entities([d.abstract for d in docs]))]
+    with_entities = [(i, text, found.mentions) for (i, text), found in zip(items, find_entities([d.abstract for d in docs]))]
     nlp, embedder = load_nlp(), load_embedder("int8")
     load_ranker(), load_ranker(entities=True)
     extract_keyphrases(with_entities[:20], embedder, nlp=nlp)  # warm up

@@ -284,8 +284,8 @@ def kg_extractor(top_n: int = 15, *, embedder=None, nlp=None, settings=None, ent
         if entities and settings.ranking == "learned":
             from kg.extract.entities import find_entities
 
-            found = find_entities([d.abstract for d in docs])
-            items = [(i, text, tuple((e.text, e.type, e.score) for e in f.entities)) for (i, text), f in zip(items, found)]
+            typed = find_entities([d.abstract for d in docs])
+            items = [(i, text, found.mentions) for (i, text), found in zip(items, typed)]
         found = extract_keyphrases(items, embedder, settings=settings, nlp=nlp)
         return [[k.phrase for k in paper.keyphrases] for paper in found]
 

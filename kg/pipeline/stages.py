@@ -275,7 +275,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
             typed = entities_with_cache(papers, options, fingerprint=entity_fingerprint, out=Path(out), timeline=timeline,
                                          models=models)
             if settings.ranking == "learned":
-                mentions = {pid: tuple((e.text, e.type, e.score) for e in found.entities) for pid, found in typed}
+                mentions = {pid: found.mentions for pid, found in typed}
         found, cached = extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), timeline=timeline,
                                             models=models, mentions=mentions)
         gc.disable()  # loading spaCy turns it back on

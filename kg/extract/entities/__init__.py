@@ -48,6 +48,12 @@ class PaperEntities:
     relations: tuple[Relation, ...]
     sentences: tuple[tuple[int, int], ...] = ()
 
+    @property
+    def mentions(self) -> tuple[tuple[str, str, float], ...]:
+        """(text, type, score) of each mention: what the learned keyphrase ranking reads
+        (`kg.extract.keyphrases.Tagged.mentions`)."""
+        return tuple((e.text, e.type, e.score) for e in self.entities)
+
 
 # Raised when what the stage writes for the same weights changes (the cache keys depend on it).
 ENTITIES_VERSION = 5  # bump it when the entity extractor's output changes (what each bump changed: `git log -L` on this line)
