@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from kg.common.processes import Beside
 from kg.concepts.variants import CLASS_NOUNS
 from kg.text.phrases import is_filler
 
-__all__ = ["INSTANCE_NOUNS", "named_instances"]
+__all__ = ["INSTANCE_NOUNS", "instance_candidates", "named_instances", "said_instances"]
 
 # What a single word names when the corpus says it is one ("the Adam optimizer", "optimizers such
 # as Adam", "Adam is the de facto optimizer"): `named_instances`.
@@ -32,26 +32,33 @@ def named_instances(keys: Iterable[str], texts: Iterable[str], *, beside: Beside
     ...                 ["We use adaptive optimizers like Adam.", "A graph algorithm on a graph."])
     [('adam', 'adam optimizer')]
     """
-    keys = set(keys)
-    wanted: dict[str, list[str]] = defaultdict(list)  # P -> the nouns c of its keys P c
-    for key in keys:
-        stem, _, last = key.rpartition(" ")
-        if stem and " " not in stem and last in INSTANCE_NOUNS and stem in keys and not is_filler(stem):
-            wanted[stem].append(last)
+    wanted = instance_candidates(keys)
     if not wanted:
         return []
     if beside is not None:
         texts = list(texts)
         if len(texts) >= SPLIT_FROM:
             half = len(texts) // 2
-            pending = beside(lambda: _said(wanted, texts[half:]))
-            found = _said(wanted, texts[:half]) | pending.result()
+            pending = beside(lambda: said_instances(wanted, texts[half:]))
+            found = said_instances(wanted, texts[:half]) | pending.result()
             return sorted((stem, f"{stem} {noun}") for stem, noun in found)
-    return sorted((stem, f"{stem} {noun}") for stem, noun in _said(wanted, texts))
+    return sorted((stem, f"{stem} {noun}") for stem, noun in said_instances(wanted, texts))
 
 
-def _said(wanted: dict[str, list[str]], texts: Iterable[str]) -> set[tuple[str, str]]:
-    """The (P, c) of *wanted* (P -> its nouns c) that some of *texts* says are one thing (`named_instances`)."""
+def instance_candidates(keys: Iterable[str]) -> dict[str, list[str]]:
+    """The pairs `named_instances` looks for among *keys*: each one-word key P -> the nouns c of the keys P c."""
+    keys = set(keys)
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for key in sorted(keys):
+        stem, _, last = key.rpartition(" ")
+        if stem and " " not in stem and last in INSTANCE_NOUNS and stem in keys and not is_filler(stem):
+            wanted[stem].append(last)
+    return dict(wanted)
+
+
+def said_instances(wanted: Mapping[str, Sequence[str]], texts: Iterable[str]) -> set[tuple[str, str]]:
+    """The (P, c) of *wanted* (`instance_candidates`) that some of *texts* says are one thing (`named_instances`):
+    a set, so that what several groups of texts say is their union."""
     found = set()
     for text in texts:
         lower = text.lower()

@@ -14,8 +14,9 @@ when their label embeddings agree (cosine >= `NEAR_DUPLICATE_THRESHOLD`, chosen 
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from operator import attrgetter
 
@@ -31,9 +32,9 @@ from kg.concepts.acronyms import (
     resolve_acronyms,
 )
 from kg.concepts.hierarchy import broader_keys
-from kg.concepts.instances import named_instances
+from kg.concepts.instances import SPLIT_FROM, instance_candidates, named_instances, said_instances
 from kg.concepts.model import Concept, ConceptIndex, concept_slug
-from kg.concepts.senses import choose_senses
+from kg.concepts.senses import SensePlan, document_frequencies, profile_vectors, supported
 from kg.concepts.variants import (
     NEAR_DUPLICATE_THRESHOLD,
     SYNONYM_THRESHOLD,
@@ -43,7 +44,7 @@ from kg.text.acronyms import is_acronym
 from kg.text.noise import is_trimmed, trim_label
 from kg.text.phrases import normalize_phrase
 
-__all__ = ["merge_concepts"]
+__all__ = ["MergePart", "merge_concepts", "merge_parts", "merge_rounds", "part_definitions", "part_keys", "part_uses"]
 
 
 def _parsed(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]]) -> dict[str, str | list[str]]:
@@ -128,6 +129,26 @@ def _index(ordered: Sequence[str], surfaces: Mapping[str, dict[str, int]], paper
     return ConceptIndex(tuple(sorted(concepts, key=attrgetter("id"))), assignment)
 
 
+@dataclass(frozen=True)
+class MergePart:
+    """One partition of the corpus as the merge reads it: each paper's (id, keyphrases best first, the
+    acronym definitions its text makes), and the papers' *texts* (paper id -> text; None: not read)."""
+
+    extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]]
+    texts: Mapping[str, str] | None = None
+
+
+def merge_parts(extractions, texts: Mapping[str, str] | None, size: int | None) -> list[MergePart]:
+    """*extractions* (and their *texts*) in partitions of *size* papers, in order (None: one)."""
+    extractions = list(extractions)
+    size = size or max(1, len(extractions))
+    parts = []
+    for start in range(0, len(extractions), size):
+        chunk = extractions[start:start + size]
+        parts.append(MergePart(chunk, None if texts is None else {pid: texts[pid] for pid, _, _ in chunk if pid in texts}))
+    return parts
+
+
 def merge_concepts(
     extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]],
     *,
@@ -136,6 +157,7 @@ def merge_concepts(
     synonym_threshold: float | None = None,
     texts: Mapping[str, str] | None = None,
     beside: Beside | None = None,
+    partition_size: int | None = None,
 ) -> ConceptIndex:
     """Merge the keyphrases of every paper into concepts.
 
@@ -147,21 +169,43 @@ def merge_concepts(
     one acronym that differ in a word, `acronym_synonyms`); without it only keys written apart /
     together merge. *texts* (paper id -> its text) lets a word join the word plus the noun of
     what the texts say it names (`named_instances`: "adam" / "adam optimizer"; *beside*, a
-    `kg.common.processes.Beside`, may read half of the texts there).
+    `kg.common.processes.Beside`, may read half of the partitions there).
+
+    The papers are read in partitions of *partition_size* (None: one), each pass over them a map
+    whose results are added in partition order (`merge_rounds`): the result does not depend on
+    the size (docs/design.md, "Why the merge runs in rounds over partitions").
     """
+    return merge_rounds(merge_parts(extractions, texts, partition_size), embed=embed, threshold=threshold,
+                        synonym_threshold=synonym_threshold, beside=beside)
+
+
+def merge_rounds(parts: Sequence[MergePart], *, embed: Callable[[list[str]], object] | None = None,
+                 threshold: float = NEAR_DUPLICATE_THRESHOLD, synonym_threshold: float | None = None,
+                 beside: Beside | None = None) -> ConceptIndex:
+    """`merge_concepts` of the papers of *parts*: each round maps every partition (a function of the
+    partition and of tables about keys, never about another partition's papers) and adds the
+    results in partition order; the decisions about keys (acronym synonyms, near-duplicates,
+    labels, broader concepts) are made once, on those tables."""
     synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
-    votes = acronym_votes((pid, defs) for pid, _, defs in extractions)
+    read = bool(parts) and all(part.texts is not None for part in parts)
+    definitions = [row for part in parts for row in part_definitions(part)]  # (paper id, definitions, has text)
+    votes = acronym_votes((pid, defs) for pid, defs, _ in definitions)
     same = acronym_synonyms(votes, embed=embed, threshold=synonym_threshold) if embed is not None else []
     weight: dict[str, int] = defaultdict(int)  # each long form key -> the definitions that give it
     for counter in votes.values():
         for long, n in counter.items():
             weight[long] += n
-    parsed = _parsed(extractions)
-    keys, surfaces, papers, long_forms = _keys(extractions, parsed, _senses(extractions, parsed, representatives(same, weight), texts))
+    joined = representatives(same, weight)
+    if read:
+        senses = _chosen_senses(parts, definitions, joined)
+    else:
+        corpus = resolve_acronyms(((pid, defs) for pid, defs, _ in definitions), same=joined)
+        senses = [corpus] * len(parts)
+    keys, surfaces, papers, long_forms = _added([part_keys(part, chosen, read) for part, chosen in zip(parts, senses)])
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
-    if texts:
-        same = same + named_instances(ordered, texts.values(), beside=beside)
+    if read:
+        same = same + _instances(parts, ordered, beside)
     for group in variant_groups(ordered, embed=embed, threshold=threshold, synonym_threshold=synonym_threshold, same=same):
         # the key of the group: the one with most papers, then most uses, then the shortest
         into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))
@@ -179,25 +223,95 @@ def merge_concepts(
     return _index(ordered, surfaces, papers, alias, keys)
 
 
-def _senses(extractions, parsed: Mapping[str, str | list[str]], same: Mapping[str, str],
-            texts: Mapping[str, str] | None) -> Callable[[str, str], str | None]:
-    """(paper id, short-form key) -> the long-form key of an acronym the paper uses without defining
-    it: the one its text supports among those other papers define (`choose_senses`), long forms
-    that *same* joins counted as one; without *texts*, the corpus's where two thirds of its
-    definitions agree (`resolve_acronyms`)."""
-    if texts is None:
-        corpus = resolve_acronyms(((pid, defs) for pid, _, defs in extractions), same=same)
-        return lambda pid, key: corpus.get(key)
-    uses: set[tuple[str, str]] = set()  # (paper id, short-form key) of each acronym left to another paper's long form
-    for pid, phrases, defs in extractions:
+def part_definitions(part: MergePart) -> list[tuple[str, tuple[tuple[str, str], ...], bool]]:
+    """Round 1: the (paper id, acronym definitions, whether it has a text) of the papers of *part* that define some."""
+    texts = part.texts or {}
+    return [(pid, tuple(defs), bool(texts.get(pid))) for pid, _, defs in part.extractions if defs]
+
+
+def part_uses(part: MergePart, defined: Collection[str]) -> list[tuple[str, str]]:
+    """Round 2: the (paper id, short-form key) of each acronym a paper of *part* with a text uses without
+    defining it, of the keys some papers define (*defined*)."""
+    parsed, texts = _parsed(part.extractions), part.texts or {}
+    uses: set[tuple[str, str]] = set()
+    for pid, phrases, defs in part.extractions:
+        if not texts.get(pid):
+            continue
         local = local_definitions(defs)
         for phrase in phrases:
             tokens = parsed[phrase]
             if not isinstance(tokens, str):
-                expand_acronyms(tokens, local, lambda key, pid=pid: uses.add((pid, key)))
-    defined = defining_papers(((pid, defs) for pid, _, defs in extractions), same)
-    chosen = choose_senses(uses, defined, texts)
-    return lambda pid, key: chosen.get((pid, key))
+                expand_acronyms(tokens, local, lambda key, pid=pid: uses.add((pid, key)) if key in defined else None)
+    return sorted(uses)
+
+
+def _chosen_senses(parts: Sequence[MergePart], definitions, same: Mapping[str, str]) -> list[dict[tuple[str, str], str]]:
+    """Each partition's acronym senses, (paper id, short-form key) -> long-form key (`choose_senses`):
+    the uses (round 2), the document frequencies of the texts read (3), the profile papers' vectors
+    (4), each use scored where its text is (5)."""
+    defined = defining_papers(((pid, defs) for pid, defs, _ in definitions), same)
+    uses = [part_uses(part, defined) for part in parts]
+    with_text = {pid for pid, _, has in definitions if has} | {pid for found in uses for pid, _ in found}
+    plan = SensePlan.of([u for found in uses for u in found], defined, with_text.__contains__)
+    if not plan.uses:
+        return [{} for _ in parts]
+    df: Counter = Counter()
+    for part in parts:
+        df.update(document_frequencies([pid for pid in part.texts if pid in plan.needed], part.texts))
+    idf = plan.idf(df)
+    vectors: dict[tuple[str, str], dict[str, float]] = {}
+    for part in parts:
+        vectors.update(profile_vectors(plan, idf, part.texts))
+    profiles = plan.profiles(vectors)
+    return [supported(plan.score([(key, pid) for pid, key in found], idf, profiles, part.texts))
+            for part, found in zip(parts, uses)]
+
+
+def part_keys(part: MergePart, senses: Mapping, read: bool):
+    """Round 6: `_keys` of the papers of *part*, an acronym it does not define expanded by *senses*
+    ((paper id, short-form key) -> long-form key when *read*, else short-form key -> long-form key)."""
+    sense = (lambda pid, key: senses.get((pid, key))) if read else (lambda pid, key: senses.get(key))
+    return _keys(part.extractions, _parsed(part.extractions), sense)
+
+
+def _added(found):
+    """The `_keys` of every partition as one: each (paper id, phrase)'s key, each key's surface forms
+    (uses added) and papers, and each long form's labels, in partition order."""
+    keys: dict[tuple[str, str], str] = {}
+    surfaces: dict[str, dict[str, int]] = {}
+    papers: dict[str, dict[str, None]] = {}
+    long_forms: dict[str, dict[str, None]] = {}
+    for part_keys_, part_surfaces, part_papers, part_long_forms in found:
+        keys.update(part_keys_)
+        for key, forms in part_surfaces.items():
+            known = surfaces.get(key)
+            if known is None:
+                surfaces[key], papers[key] = forms, part_papers[key]
+            else:
+                for form, n in forms.items():
+                    known[form] = known.get(form, 0) + n
+                papers[key].update(part_papers[key])
+        for key, labels in part_long_forms.items():
+            long_forms.setdefault(key, {}).update(labels)
+    return keys, surfaces, papers, long_forms
+
+
+def _instances(parts: Sequence[MergePart], ordered: Sequence[str], beside: Beside | None) -> list[tuple[str, str]]:
+    """`named_instances` of the keys *ordered*, each partition's texts read where they are (round 7);
+    *beside* may read the later half of the partitions (or of one partition's texts)."""
+    wanted = instance_candidates(ordered)
+    if not wanted:
+        return []
+    if len(parts) == 1:
+        return named_instances(ordered, parts[0].texts.values(), beside=beside)
+    half = len(parts) // 2
+    later = None
+    if beside is not None and sum(len(part.texts) for part in parts) >= SPLIT_FROM:
+        later, parts = beside(lambda: set().union(*(said_instances(wanted, p.texts.values()) for p in parts[half:]))), parts[:half]
+    found = set().union(*(said_instances(wanted, part.texts.values()) for part in parts))
+    if later is not None:
+        found |= later.result()
+    return sorted((stem, f"{stem} {noun}") for stem, noun in found)
 
 
 def _trimmed(forms: Mapping[str, int]) -> dict[str, int]:

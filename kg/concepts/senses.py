@@ -22,10 +22,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 
-__all__ = ["SENSE_MARGIN", "SENSE_PRIOR", "SENSE_THRESHOLD", "choose_senses", "sense_scores", "text_bag"]
+__all__ = ["SENSE_MARGIN", "SENSE_PRIOR", "SENSE_THRESHOLD", "SensePlan", "choose_senses", "document_frequencies",
+           "profile_vectors", "sense_scores", "supported", "text_bag"]
 
 SENSE_THRESHOLD = 0.12
 SENSE_MARGIN = 0.04
@@ -123,39 +125,100 @@ def sense_scores(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[
     cosine plus *prior* (`SENSE_PRIOR`) times the log of the papers that define them: one paper's
     "reinforcement learned (RL)" or "representation learning (RL)" must fit a paper far better than
     578 papers' reinforcement learning to win. *texts* maps paper ids to their text; a use in a
-    paper with no text is left out. `choose_senses` decides from these."""
-    prior = SENSE_PRIOR if prior is None else prior
-    uses = sorted({(key, pid) for pid, key in uses if key in defined and texts.get(pid)})
-    if not uses:
+    paper with no text is left out. `choose_senses` decides from these.
+
+    The steps (`SensePlan`, `document_frequencies`, `profile_vectors`, `SensePlan.profiles`,
+    `SensePlan.score`) each read the texts of some papers only, so that the partitions of a build
+    can run them where their texts are, the client adding what they give (kg.concepts.merge)."""
+    with_text = {pid for pid, text in texts.items() if text}
+    plan = SensePlan.of(uses, defined, with_text.__contains__)
+    if not plan.uses:
         return {}
-    profile_ids = {key: {long: [p for p in sorted(pids) if texts.get(p)][:PROFILE_PAPERS] for long, pids in defined[key].items()}
-                   for key in {key for key, _ in uses}}
-    needed = {pid for _, pid in uses}
-    for longs in profile_ids.values():
-        for pids in longs.values():
-            needed.update(pids)
-    # Memory stays bounded by one acronym's papers: document frequencies in one pass, then each
-    # acronym's long-form profiles and its uses, a text's words counted again where needed.
+    idf = plan.idf(document_frequencies(plan.needed, texts))
+    profiles = plan.profiles(profile_vectors(plan, idf, texts))
+    return plan.score(plan.uses, idf, profiles, texts, prior=prior)
+
+
+@dataclass(frozen=True)
+class SensePlan:
+    """What scoring the senses of acronym *uses* ((short-form key, paper id), sorted, each in a paper with
+    text and of a key some papers define) needs: each key's long forms with the papers that define it so
+    (*counts*) and the first `PROFILE_PAPERS` of them with text, by id (*profile_ids*), and every paper
+    whose text is read (*needed*: the users and the profile papers); and each profile paper's keys (*profile_of*)."""
+
+    uses: tuple[tuple[str, str], ...]
+    counts: Mapping[str, Mapping[str, int]]
+    profile_ids: Mapping[str, Mapping[str, list[str]]]
+    needed: frozenset[str]
+    profile_of: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[str, Sequence[str]]],
+           has_text) -> SensePlan:
+        """The plan of *uses* ((paper id, short-form key)) given *defined* (as `sense_scores` takes it)
+        and *has_text* (paper id -> whether it has a text)."""
+        uses = tuple(sorted({(key, pid) for pid, key in uses if key in defined and has_text(pid)}))
+        keys = {key for key, _ in uses}
+        profile_ids = {key: {long: [p for p in sorted(pids) if has_text(p)][:PROFILE_PAPERS] for long, pids in defined[key].items()}
+                       for key in keys}
+        counts = {key: {long: len(pids) for long, pids in defined[key].items()} for key in keys}
+        profile_of: dict[str, dict[str, None]] = {}
+        for key, longs in profile_ids.items():
+            for pids in longs.values():
+                for p in pids:
+                    profile_of.setdefault(p, {})[key] = None
+        needed = {pid for _, pid in uses} | profile_of.keys()
+        return cls(uses, counts, profile_ids, frozenset(needed), {p: tuple(keys) for p, keys in profile_of.items()})
+
+    def idf(self, df: Mapping[str, int]) -> dict[str, float]:
+        """The idf of each word from its document frequency *df* over the `needed` texts."""
+        n = len(self.needed)
+        return {w: math.log((n + 1) / (d + 1)) + 1.0 for w, d in df.items()}
+
+    def profiles(self, vectors: Mapping[tuple[str, str], Mapping[str, float]]) -> dict[tuple[str, str], dict[str, float]]:
+        """(key, long form) -> its profile: the mean of its profile papers' *vectors* ((key, paper id) ->
+        `profile_vectors`), added in the order of the papers' ids."""
+        return {(key, long): _mean([vectors[(key, p)] for p in pids])
+                for key, longs in self.profile_ids.items() for long, pids in longs.items()}
+
+    def score(self, uses: Iterable[tuple[str, str]], idf: Mapping[str, float], profiles, texts: Mapping[str, str], *,
+              prior: float | None = None) -> dict[tuple[str, str], tuple[str, float, float, bool]]:
+        """`sense_scores` of the *uses* ((key, paper id) of the plan's) whose papers' *texts* are given."""
+        prior = SENSE_PRIOR if prior is None else prior
+        scored: dict[tuple[str, str], tuple[str, float, float, bool]] = {}
+        for key, group in groupby(sorted(uses), key=itemgetter(0)):
+            drop = key.lower()
+            longs = sorted(self.counts[key])
+            weight = {long: math.log(self.counts[key][long]) for long in longs}  # the prior: how many papers define it so
+            for _, pid in group:
+                own = _vector(text_bag(texts[pid]), idf, drop)
+                ranked = sorted(((cosine + prior * weight[long], cosine, long) for long in longs
+                                 for cosine in [_cosine(own, profiles[(key, long)])]), key=lambda s: (-s[0], s[2]))
+                top, best, long = ranked[0]
+                lead = top - ranked[1][0] if len(ranked) > 1 else top
+                scored[(pid, key)] = (long, best, lead, _writes(texts[pid], long))  # only the first-ranked matters
+        return scored
+
+
+def document_frequencies(pids: Iterable[str], texts: Mapping[str, str]) -> Counter:
+    """How many of the texts of *pids* found in *texts* have each word (`text_bag`): one pass, so
+    that memory stays bounded by one text's words."""
     df: Counter = Counter()
-    for pid in needed:
-        df.update(text_bag(texts[pid]).keys())
-    n = len(needed)
-    idf = {w: math.log((n + 1) / (d + 1)) + 1.0 for w, d in df.items()}
-    del df
-    scored: dict[tuple[str, str], tuple[str, float, float, bool]] = {}
-    for key, group in groupby(uses, key=itemgetter(0)):
-        drop = key.lower()
-        longs = sorted(defined[key])
-        profiles = {long: _mean([_vector(text_bag(texts[p]), idf, drop) for p in profile_ids[key][long]]) for long in longs}
-        weight = {long: math.log(len(defined[key][long])) for long in longs}  # the prior: how many papers define it so
-        for _, pid in group:
-            own = _vector(text_bag(texts[pid]), idf, drop)
-            ranked = sorted(((cosine + prior * weight[long], cosine, long) for long in longs
-                             for cosine in [_cosine(own, profiles[long])]), key=lambda s: (-s[0], s[2]))
-            top, best, long = ranked[0]
-            lead = top - ranked[1][0] if len(ranked) > 1 else top
-            scored[(pid, key)] = (long, best, lead, _writes(texts[pid], long))  # only the first-ranked matters
-    return scored
+    for pid in pids:
+        text = texts.get(pid)
+        if text is not None:
+            df.update(text_bag(text).keys())
+    return df
+
+
+def profile_vectors(plan: SensePlan, idf: Mapping[str, float], texts: Mapping[str, str]) -> dict[tuple[str, str], dict[str, float]]:
+    """(key, paper id) -> the tf-idf vector of each profile paper of the *plan* found in *texts*, the key's
+    own word left out."""
+    out = {}
+    for pid, text in texts.items():
+        for key in plan.profile_of.get(pid, ()):
+            out[(key, pid)] = _vector(text_bag(text), idf, key.lower())
+    return out
 
 
 def choose_senses(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping[str, Sequence[str]]],
@@ -165,5 +228,11 @@ def choose_senses(uses: Iterable[tuple[str, str]], defined: Mapping[str, Mapping
     best-ranked long form, if the paper writes it out, or its cosine is at least *threshold* and it
     leads the next by *margin*), for each use of an acronym the paper does not define that some
     papers do; a use with no support is left out."""
-    return {use: long for use, (long, best, lead, written) in sense_scores(uses, defined, texts).items()
-            if written or (best >= threshold and lead >= margin)}
+    return supported(sense_scores(uses, defined, texts), threshold=threshold, margin=margin)
+
+
+def supported(scores: Mapping[tuple[str, str], tuple[str, float, float, bool]], *, threshold: float = SENSE_THRESHOLD,
+              margin: float = SENSE_MARGIN) -> dict[tuple[str, str], str]:
+    """The long form of each use of *scores* (`sense_scores`) its paper's text supports: written out, or
+    a cosine of at least *threshold* leading the next by *margin*."""
+    return {use: long for use, (long, best, lead, written) in scores.items() if written or (best >= threshold and lead >= margin)}

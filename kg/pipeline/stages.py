@@ -285,7 +285,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                                       cache=Path(out) / ".cache" if options.cache else None,
                                                       fingerprint=fingerprint),
                                    texts={p.id: p.document for p in papers},
-                                   beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"))
+                                   beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"),
+                                   partition_size=_partition_size(spec, executor=options.executor))
         with timeline.stage("specificity"):
             index = score_specificity(index, {p.id: p.document for p in papers},
                                       {p.id: p.keywords for p in papers if p.keywords},
@@ -303,6 +304,15 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
     merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint, typed, types)
     del report, papers, found, index, typed  # held by *merged* alone, which `_write` releases
     return _write(out, options, merged, lock=lock, timeline=timeline)
+
+
+def _partition_size(spec, *, executor) -> int:
+    """The papers of a partition: the executor's (`kg.scale.executor.ExecutorSpec`), which the stages
+    after extraction read in the same partitions (`kg.concepts.merge.merge_rounds`)."""
+    from kg.scale.executor import DEFAULT_PARTITION_SIZE
+
+    size = getattr(spec or getattr(executor, "spec", None), "partition_size", None)
+    return size if isinstance(size, int) and size > 0 else DEFAULT_PARTITION_SIZE
 
 
 def _paper_labels(papers: Sequence[Paper], found: Sequence[PaperKeyphrases], index) -> dict[str, str]:

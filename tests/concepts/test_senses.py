@@ -158,3 +158,33 @@ def test_one_papers_odd_long_form_does_not_take_an_acronym_hundreds_define_other
     }
     index = merged(texts, {"use": ["online RL"]})
     assert key_of(index, "use", "online RL") == "online reinforcement learning"
+
+
+def test_the_merge_in_partitions_of_any_size_is_the_merge_of_the_whole_corpus():
+    """Each pass of the merge maps the partitions and adds their tables in order (`merge_rounds`): an
+    acronym defined in one partition and used in another, a long form two definers share, a named
+    instance ("the Adam optimizer") said in a third, the same concepts, labels and assignment."""
+    texts = dict(LLM_PAPERS,
+                 use="Reasoning of LLMs improves with prompts: we study chain of thought prompting and "
+                     "instruction following of language models on reasoning tasks.",
+                 v1="Visual question answering (VQA) asks questions about images; a model reads the image and the question "
+                    "text and answers with words.",
+                 v2="Models for visual question answering (VQA) answer questions about images by attending to image regions.",
+                 q1="Variational quantum algorithms (VQAs) run parameterized quantum circuits on noisy quantum hardware.",
+                 vqa="Text-based VQA datasets ask questions about text in images: the model reads scene text in the image.",
+                 adam="We train the networks with the Adam optimizer and compare it with SGD on language models.",
+                 sgd="Adam is fast; stochastic gradient descent (SGD) generalizes better for large language models.")
+    phrases = {"use": ["LLMs", "LLM-based agents"], "llm1": ["large language models", "prompting"],
+               "llm2": ["Large language models", "retrieval"], "vqa": ["text-based VQA datasets", "VQA"],
+               "v1": ["visual question answering", "images"], "adam": ["adam optimizer", "SGD", "language models"],
+               "sgd": ["Adam", "stochastic gradient descent", "language model"]}
+    extractions = [(pid, phrases.get(pid, []), definition_pairs(text)) for pid, text in texts.items()]
+    whole = merge_concepts(extractions, texts=texts)
+    assert key_of(whole, "use", "LLMs") == "large language model" and key_of(whole, "vqa", "VQA") == "visual question answering"
+    assert whole.assignment[("adam", "adam optimizer")] == whole.assignment[("sgd", "Adam")]
+    for size in (1, 2, 3, len(texts)):
+        parted = merge_concepts(extractions, texts=texts, partition_size=size)
+        assert parted.concepts == whole.concepts, size
+        assert list(parted.assignment.items()) == list(whole.assignment.items()), size
+    assert merge_concepts(extractions, partition_size=2) == merge_concepts(extractions)  # no texts: the corpus's senses
+    assert merge_concepts([], texts={}, partition_size=2).concepts == ()
