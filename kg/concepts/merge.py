@@ -21,6 +21,7 @@ from functools import partial
 from operator import attrgetter
 
 from kg.common.processes import Beside
+from kg.common.rounds import LocalRounds, Rounds
 from kg.concepts.acronyms import (
     acronym_synonyms,
     acronym_votes,
@@ -44,7 +45,8 @@ from kg.text.acronyms import is_acronym
 from kg.text.noise import is_trimmed, trim_label
 from kg.text.phrases import normalize_phrase
 
-__all__ = ["MergePart", "merge_concepts", "merge_parts", "merge_rounds", "part_definitions", "part_keys", "part_uses"]
+__all__ = ["MergePart", "merge_concepts", "merge_parts", "merge_rounds", "part_definitions", "part_frequencies", "part_instances",
+           "part_keys", "part_profiles", "part_senses", "part_uses"]
 
 
 def _parsed(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]]) -> dict[str, str | list[str]]:
@@ -158,6 +160,7 @@ def merge_concepts(
     texts: Mapping[str, str] | None = None,
     beside: Beside | None = None,
     partition_size: int | None = None,
+    rounds: Rounds | None = None,
 ) -> ConceptIndex:
     """Merge the keyphrases of every paper into concepts.
 
@@ -172,23 +175,26 @@ def merge_concepts(
     `kg.common.processes.Beside`, may read half of the partitions there).
 
     The papers are read in partitions of *partition_size* (None: one), each pass over them a map
-    whose results are added in partition order (`merge_rounds`): the result does not depend on
-    the size (docs/design.md, "Why the merge runs in rounds over partitions").
+    whose results are added in partition order (`merge_rounds`, where *rounds* runs them): the result
+    depends neither on the size nor on where they run (docs/design.md, "Why the merge runs in rounds over partitions").
     """
     return merge_rounds(merge_parts(extractions, texts, partition_size), embed=embed, threshold=threshold,
-                        synonym_threshold=synonym_threshold, beside=beside)
+                        synonym_threshold=synonym_threshold, beside=beside, rounds=rounds)
 
 
 def merge_rounds(parts: Sequence[MergePart], *, embed: Callable[[list[str]], object] | None = None,
                  threshold: float = NEAR_DUPLICATE_THRESHOLD, synonym_threshold: float | None = None,
-                 beside: Beside | None = None) -> ConceptIndex:
+                 beside: Beside | None = None, rounds: Rounds | None = None) -> ConceptIndex:
     """`merge_concepts` of the papers of *parts*: each round maps every partition (a function of the
     partition and of tables about keys, never about another partition's papers) and adds the
     results in partition order; the decisions about keys (acronym synonyms, near-duplicates,
-    labels, broader concepts) are made once, on those tables."""
+    labels, broader concepts) are made once, on those tables. *rounds* (`kg.common.rounds.Rounds`;
+    by default this process) says where the partitions are held and the rounds run."""
+    rounds = rounds or LocalRounds()
     synonym_threshold = SYNONYM_THRESHOLD if synonym_threshold is None else synonym_threshold
     read = bool(parts) and all(part.texts is not None for part in parts)
-    definitions = [row for part in parts for row in part_definitions(part)]  # (paper id, definitions, has text)
+    handles = rounds.place(parts)
+    definitions = [row for found in rounds.map(part_definitions, handles) for row in found]  # (paper id, definitions, has text)
     votes = acronym_votes((pid, defs) for pid, defs, _ in definitions)
     same = acronym_synonyms(votes, embed=embed, threshold=synonym_threshold) if embed is not None else []
     weight: dict[str, int] = defaultdict(int)  # each long form key -> the definitions that give it
@@ -197,15 +203,15 @@ def merge_rounds(parts: Sequence[MergePart], *, embed: Callable[[list[str]], obj
             weight[long] += n
     joined = representatives(same, weight)
     if read:
-        senses = _chosen_senses(parts, definitions, joined)
+        found = rounds.map(part_keys, handles, _chosen_senses(rounds, handles, definitions, joined))
     else:
-        corpus = resolve_acronyms(((pid, defs) for pid, defs, _ in definitions), same=joined)
-        senses = [corpus] * len(parts)
-    keys, surfaces, papers, long_forms = _added([part_keys(part, chosen, read) for part, chosen in zip(parts, senses)])
+        found = rounds.map(part_keys, handles, corpus=resolve_acronyms(((pid, defs) for pid, defs, _ in definitions), same=joined))
+    keys, surfaces, papers, long_forms = _added(found)
+    del found
     alias: dict[str, str] = {}
     ordered = sorted(surfaces)
     if read:
-        same = same + _instances(parts, ordered, beside)
+        same = same + _instances(rounds, handles, ordered, beside)
     for group in variant_groups(ordered, embed=embed, threshold=threshold, synonym_threshold=synonym_threshold, same=same):
         # the key of the group: the one with most papers, then most uses, then the shortest
         into, *others = sorted(group, key=lambda k: (-len(papers[k]), -sum(surfaces[k].values()), len(k), k))
@@ -229,7 +235,7 @@ def part_definitions(part: MergePart) -> list[tuple[str, tuple[tuple[str, str], 
     return [(pid, tuple(defs), bool(texts.get(pid))) for pid, _, defs in part.extractions if defs]
 
 
-def part_uses(part: MergePart, defined: Collection[str]) -> list[tuple[str, str]]:
+def part_uses(part: MergePart, *, defined: Collection[str]) -> list[tuple[str, str]]:
     """Round 2: the (paper id, short-form key) of each acronym a paper of *part* with a text uses without
     defining it, of the keys some papers define (*defined*)."""
     parsed, texts = _parsed(part.extractions), part.texts or {}
@@ -245,33 +251,56 @@ def part_uses(part: MergePart, defined: Collection[str]) -> list[tuple[str, str]
     return sorted(uses)
 
 
-def _chosen_senses(parts: Sequence[MergePart], definitions, same: Mapping[str, str]) -> list[dict[tuple[str, str], str]]:
-    """Each partition's acronym senses, (paper id, short-form key) -> long-form key (`choose_senses`):
-    the uses (round 2), the document frequencies of the texts read (3), the profile papers' vectors
-    (4), each use scored where its text is (5)."""
+def part_frequencies(part: MergePart, *, needed: Collection[str]) -> Counter:
+    """Round 3: the document frequencies (`kg.concepts.senses.document_frequencies`) of the texts of *part* in *needed*."""
+    return document_frequencies([pid for pid in part.texts if pid in needed], part.texts)
+
+
+def part_profiles(part: MergePart, *, plan: SensePlan, idf: Mapping[str, float]) -> dict[tuple[str, str], dict[str, float]]:
+    """Round 4: the vectors of the profile papers of *part* (`kg.concepts.senses.profile_vectors`)."""
+    return profile_vectors(plan, idf, part.texts)
+
+
+def part_senses(part: MergePart, uses: Sequence[tuple[str, str]], *, plan: SensePlan, idf: Mapping[str, float],
+                profiles: Mapping) -> dict[tuple[str, str], str]:
+    """Round 5: the long form each acronym use of *part* (*uses*: its round-2 uses) takes, (paper id, short-form key) -> long-form key."""
+    return supported(plan.score([(key, pid) for pid, key in uses], idf, profiles, part.texts))
+
+
+def _chosen_senses(rounds: Rounds, handles: Sequence, definitions, same: Mapping[str, str]) -> list:
+    """Each partition's acronym senses (`choose_senses`), kept where the partition is: the uses
+    (round 2), the document frequencies of the texts read (3), the profile papers' vectors (4),
+    each use scored where its text is (5)."""
     defined = defining_papers(((pid, defs) for pid, defs, _ in definitions), same)
-    uses = [part_uses(part, defined) for part in parts]
+    uses = rounds.map(part_uses, handles, defined=frozenset(defined))
     with_text = {pid for pid, _, has in definitions if has} | {pid for found in uses for pid, _ in found}
     plan = SensePlan.of([u for found in uses for u in found], defined, with_text.__contains__)
     if not plan.uses:
-        return [{} for _ in parts]
+        return [{} for _ in handles]
     df: Counter = Counter()
-    for part in parts:
-        df.update(document_frequencies([pid for pid in part.texts if pid in plan.needed], part.texts))
+    for found in rounds.map(part_frequencies, handles, needed=plan.needed):
+        df.update(found)
     idf = plan.idf(df)
     vectors: dict[tuple[str, str], dict[str, float]] = {}
-    for part in parts:
-        vectors.update(profile_vectors(plan, idf, part.texts))
-    profiles = plan.profiles(vectors)
-    return [supported(plan.score([(key, pid) for pid, key in found], idf, profiles, part.texts))
-            for part, found in zip(parts, uses)]
+    for found in rounds.map(part_profiles, handles, plan=plan, idf=idf):
+        vectors.update(found)
+    return rounds.keep(part_senses, handles, uses, plan=plan, idf=idf, profiles=plan.profiles(vectors))
 
 
-def part_keys(part: MergePart, senses: Mapping, read: bool):
-    """Round 6: `_keys` of the papers of *part*, an acronym it does not define expanded by *senses*
-    ((paper id, short-form key) -> long-form key when *read*, else short-form key -> long-form key)."""
-    sense = (lambda pid, key: senses.get((pid, key))) if read else (lambda pid, key: senses.get(key))
+def part_keys(part: MergePart, senses: Mapping | None = None, *, corpus: Mapping | None = None):
+    """Round 6: `_keys` of the papers of *part*, an acronym a paper does not define expanded by
+    *senses* ((paper id, short-form key) -> long-form key, its round 5) or else by the *corpus*'s
+    (short-form key -> long-form key, when no text is read)."""
+    if senses is not None:
+        sense = lambda pid, key: senses.get((pid, key))  # noqa: E731
+    else:
+        sense = lambda pid, key: (corpus or {}).get(key)  # noqa: E731
     return _keys(part.extractions, _parsed(part.extractions), sense)
+
+
+def part_instances(part: MergePart, *, wanted: Mapping[str, Sequence[str]]) -> set[tuple[str, str]]:
+    """Round 7: the named instances of *wanted* the texts of *part* state (`kg.concepts.instances.said_instances`)."""
+    return said_instances(wanted, part.texts.values())
 
 
 def _added(found):
@@ -296,19 +325,20 @@ def _added(found):
     return keys, surfaces, papers, long_forms
 
 
-def _instances(parts: Sequence[MergePart], ordered: Sequence[str], beside: Beside | None) -> list[tuple[str, str]]:
+def _instances(rounds: Rounds, handles: Sequence, ordered: Sequence[str], beside: Beside | None) -> list[tuple[str, str]]:
     """`named_instances` of the keys *ordered*, each partition's texts read where they are (round 7);
-    *beside* may read the later half of the partitions (or of one partition's texts)."""
+    *beside* may read the later half of the partitions (or of one partition's texts) in this process's stead."""
     wanted = instance_candidates(ordered)
     if not wanted:
         return []
-    if len(parts) == 1:
-        return named_instances(ordered, parts[0].texts.values(), beside=beside)
-    half = len(parts) // 2
     later = None
-    if beside is not None and sum(len(part.texts) for part in parts) >= SPLIT_FROM:
-        later, parts = beside(lambda: set().union(*(said_instances(wanted, p.texts.values()) for p in parts[half:]))), parts[:half]
-    found = set().union(*(said_instances(wanted, part.texts.values()) for part in parts))
+    if beside is not None and isinstance(rounds, LocalRounds) and sum(len(h.texts) for h in handles) >= SPLIT_FROM:
+        if len(handles) == 1:
+            return named_instances(ordered, handles[0].texts.values(), beside=beside)
+        half = len(handles) // 2
+        rest = handles[half:]
+        later, handles = beside(lambda: set().union(*rounds.map(part_instances, rest, wanted=wanted))), handles[:half]
+    found = set().union(*rounds.map(part_instances, handles, wanted=wanted))
     if later is not None:
         found |= later.result()
     return sorted((stem, f"{stem} {noun}") for stem, noun in found)

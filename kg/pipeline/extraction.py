@@ -27,11 +27,11 @@ def runner_for(executor, models, todo: int):
     """What extracts *todo* documents: the model process *models* (when there is one) for the
     ``local`` executor, and for ``dask-local`` when *todo* is under `DASK_LOCAL_MIN_DOCUMENTS`;
     else *executor*. The outputs are the same either way."""
-    from kg.scale.executor import parse_executor
+    from kg.scale.executor import SharedExecutor, parse_executor
 
-    if models is None or hasattr(executor, "map_partitions"):
+    if models is None or (hasattr(executor, "map_partitions") and not isinstance(executor, SharedExecutor)):
         return executor
-    kind = parse_executor(executor).kind
+    kind = executor.spec.kind if isinstance(executor, SharedExecutor) else parse_executor(executor).kind
     if kind == "local" or (kind == "dask-local" and todo < DASK_LOCAL_MIN_DOCUMENTS):
         return models
     return executor

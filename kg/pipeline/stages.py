@@ -8,7 +8,7 @@ import gc
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -230,7 +230,7 @@ def _build(paths, out, options: _Options, timeline: Timeline) -> BuildResult:
 
 def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeline) -> BuildResult:
     from kg.extract.embed import MODEL_NAME
-    from kg.scale.executor import ExecutorSpec, ModelProcess
+    from kg.scale.executor import ExecutorSpec, ModelProcess, SharedExecutor
 
     settings, embedder, progress = options.settings, options.embedder, options.progress
 
@@ -262,6 +262,10 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
     with timeline.stage("start model process"):
         if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
             models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
+    shared = None
+    if spec is not None and spec.kind != "local":  # a cluster the entities or the keyphrases start serves the other, then the merge's rounds
+        shared = SharedExecutor(spec, ExitStack())
+        options = replace(options, executor=shared)
     try:
         with timeline.stage("read"):
             read_cache = ReadCache(Path(out) / CACHE) if options.cache else None  # files read before: not parsed again
@@ -286,7 +290,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                                       fingerprint=fingerprint),
                                    texts={p.id: p.document for p in papers},
                                    beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"),
-                                   partition_size=_partition_size(spec, executor=options.executor))
+                                   partition_size=_partition_size(spec, executor=options.executor),
+                                   rounds=_rounds(options.executor))
         with timeline.stage("specificity"):
             index = score_specificity(index, {p.id: p.document for p in papers},
                                       {p.id: p.keywords for p in papers if p.keywords},
@@ -295,6 +300,9 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
         if models is not None:
             with timeline.stage("stop model process"):
                 models.close()
+        if shared is not None and shared.opened is not None:
+            with timeline.stage("stop executor"):
+                shared.close()
     types = None
     if typed is not None:
         from kg.concepts.entities import type_concepts
@@ -304,6 +312,15 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
     merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint, typed, types)
     del report, papers, found, index, typed  # held by *merged* alone, which `_write` releases
     return _write(out, options, merged, lock=lock, timeline=timeline)
+
+
+def _rounds(executor):
+    """Where the rounds after extraction run (`kg.common.rounds.Rounds`): on the Dask cluster extraction
+    ran on when it is open (or was given open), else in this process."""
+    from kg.scale.executor import SharedExecutor
+    from kg.scale.rounds import rounds_on
+
+    return rounds_on(executor.opened if isinstance(executor, SharedExecutor) else executor)
 
 
 def _partition_size(spec, *, executor) -> int:

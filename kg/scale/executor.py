@@ -39,6 +39,7 @@ __all__ = [
     "Executor",
     "ExecutorSpec",
     "ModelProcess",
+    "SharedExecutor",
     "entity_partition",
     "extract_partition",
     "open_executor",
@@ -210,6 +211,24 @@ def open_executor(spec: str | ExecutorSpec, *, partition_size: int | None = None
                 raise ExecutorError(f"executor {spec}: no Dask scheduler answers at {spec.address} ({e})") from None
         stack.callback(client.close)  # first, then the cluster kg started, then the configuration
         yield DaskExecutor(spec, client)
+
+
+class SharedExecutor:
+    """The executor of *spec*, opened the first time a stage runs partitions on it (`map_partitions`) and
+    kept open for the next stages of the same build (the typed entities, the keyphrases, the rounds
+    after extraction), so that a cluster kg starts is started once; `close` stops it (on leaving *stack*)."""
+
+    def __init__(self, spec: ExecutorSpec, stack: ExitStack) -> None:
+        self.spec, self._stack, self.opened = spec, stack, None
+
+    def map_partitions(self, fn, parts, **kwargs):
+        if self.opened is None:
+            self.opened = self._stack.enter_context(open_executor(self.spec))
+        return self.opened.map_partitions(fn, parts, **kwargs)
+
+    def close(self) -> None:
+        self.opened = None
+        self._stack.close()
 
 
 _load_lock = threading.Lock()
