@@ -161,3 +161,52 @@ def test_the_cohesion_measured_in_a_forked_process_gives_the_same_evidence():
     assert concept_evidence(concepts, texts, beside=forked) == alone and len(ran) == 1
     assert any(e.cohesion is not None for e in alone.values())
 
+
+def _rich_corpus():
+    """`_corpus` with broader concepts set by hand (chains, concepts no paper names, a cycle, an unknown
+    one), a paper with an empty text, papers known only by the concepts that name them, and keywords of
+    half the papers (each naming a concept by its key, label or alternative label, and a foreign one)."""
+    from kg.concepts.model import Concept, ConceptIndex
+
+    texts, extractions = _corpus()
+    concepts = {c.key: c for c in merge_concepts(extractions).concepts}
+    broader = {"transmon": ["superconducting qubit"], "superconducting qubit": ["quantum computing"],
+               "policy gradient": ["reinforcement learning"], "actor critic": ["policy gradient", "reinforcement learning"],
+               "value function": ["reinforcement learning"], "reinforcement learning": ["machine learning"],
+               "machine learning": ["value function"], "chaperone binding": ["protein folding", "nowhere"]}
+    extra = [Concept("quantum-computing", "quantum computing", "quantum computing", ("QC",), ()),
+             Concept("machine-learning", "machine learning", "machine learning", ("ML",), ("ghost1",)),
+             Concept("ghost", "ghost", "ghost", (), ("ghost1", "ghost2", "physics3", "blank"))]
+    ids = {**{k: c.id for k, c in concepts.items()}, **{c.key: c.id for c in extra}, "nowhere": "nowhere"}
+    listed = [replace(c, broader=tuple(ids[b] for b in broader.get(c.key, ()))) for c in [*concepts.values(), *extra]]
+    named = ["QC", "policy-gradient", "Protein Folding", "analysis", "ML", "results", "Transmon", "reward shaping"]
+    keywords = {pid: [kw, "Quantenphysik"] for pid, kw in zip(sorted(texts)[::2], named * 2)}
+    return ConceptIndex(tuple(listed), {}), {**texts, "blank": ""}, {**keywords, "ml1": []}
+
+
+def _same(a, b, tolerance=1e-9):
+    """Evidence alike: the counts exactly, the cohesion within *tolerance* (sums in another order)."""
+    def counts(e):
+        return replace(e, cohesion=e.cohesion is None)
+
+    return a.keys() == b.keys() and all(counts(a[k]) == counts(b[k]) and (a[k].cohesion is None or abs(a[k].cohesion - b[k].cohesion) <= tolerance)
+                                        for k in a)
+
+
+def test_the_evidence_is_the_golden_files():
+    """The golden file was written by `concept_evidence` at main 39c0cfa: the evidence of `_corpus` without
+    and with keywords, and of `_rich_corpus`."""
+    import json
+    from pathlib import Path
+
+    from kg.concepts.specificity import concept_evidence
+
+    golden = json.loads((Path(__file__).resolve().parents[1] / "data" / "golden" / "specificity-evidence.json").read_text())
+    texts, extractions = _corpus()
+    index, rich, rich_keywords = _rich_corpus()
+    keywords = {"physics0": ["Analysis", "qubits"], "biology1": ["analyses"], "ml2": ["ANALYSIS", "policy"], "ml3": []}
+    now = {"plain": concept_evidence(merge_concepts(extractions).concepts, texts),
+           "keywords": concept_evidence(merge_concepts(extractions).concepts, texts, keywords),
+           "rich": concept_evidence(index.concepts, rich, rich_keywords)}
+    for name, evidence in now.items():
+        assert _same(evidence, {k: Evidence(*v) for k, v in golden[name].items()}), name
