@@ -144,8 +144,8 @@ def test_keywords_that_name_no_concept_are_not_read():
     assert not {c.key: c for c in score_specificity(index, texts, named).concepts}["analysis"].generic
 
 
-def test_the_cohesion_measured_in_a_forked_process_gives_the_same_evidence():
-    # kg build measures the cohesion in a forked copy of itself while it counts the texts (`beside`)
+def test_the_maps_of_half_the_partitions_run_in_a_forked_process_give_the_same_evidence():
+    # kg build runs half the partitions' maps of each round in a forked copy of itself (`beside`)
     from kg.concepts.specificity import concept_evidence
     from kg.pipeline.fork import Forked
 
@@ -155,10 +155,10 @@ def test_the_cohesion_measured_in_a_forked_process_gives_the_same_evidence():
 
     def forked(fn):
         ran.append(fn)
-        return Forked(fn, doing="measuring the concepts' cohesion")
+        return Forked(fn, doing="measuring the concepts' specificity")
 
     alone = concept_evidence(concepts, texts)
-    assert concept_evidence(concepts, texts, beside=forked) == alone and len(ran) == 1
+    assert _same(concept_evidence(concepts, texts, partition_size=4, beside=forked), alone) and len(ran) == 2
     assert any(e.cohesion is not None for e in alone.values())
 
 
@@ -193,9 +193,26 @@ def _same(a, b, tolerance=1e-9):
                                         for k in a)
 
 
-def test_the_evidence_is_the_golden_files():
-    """The golden file was written by `concept_evidence` at main 39c0cfa: the evidence of `_corpus` without
-    and with keywords, and of `_rich_corpus`."""
+@pytest.mark.parametrize("corpus", ["plain", "rich"])
+def test_partitions_of_any_size_give_the_same_evidence(corpus):
+    from kg.concepts.specificity import concept_evidence
+
+    if corpus == "plain":
+        texts, extractions = _corpus()
+        concepts, keywords = merge_concepts(extractions).concepts, None
+    else:
+        index, texts, keywords = _rich_corpus()
+        concepts = index.concepts
+    whole = concept_evidence(concepts, texts, keywords)
+    assert any(e.cohesion is not None for e in whole.values())
+    assert corpus == "plain" or any(e.chosen for e in whole.values())
+    for size in (1, 2, 7, len(texts) + 3):
+        assert _same(concept_evidence(concepts, texts, keywords, partition_size=size), whole), size
+
+
+def test_the_evidence_is_what_it_was_before_partitions():
+    """The golden file was written by `concept_evidence` before it ran in partitions (main at 39c0cfa):
+    the evidence of `_corpus` without and with keywords, and of `_rich_corpus`."""
     import json
     from pathlib import Path
 
@@ -206,7 +223,22 @@ def test_the_evidence_is_the_golden_files():
     index, rich, rich_keywords = _rich_corpus()
     keywords = {"physics0": ["Analysis", "qubits"], "biology1": ["analyses"], "ml2": ["ANALYSIS", "policy"], "ml3": []}
     now = {"plain": concept_evidence(merge_concepts(extractions).concepts, texts),
-           "keywords": concept_evidence(merge_concepts(extractions).concepts, texts, keywords),
-           "rich": concept_evidence(index.concepts, rich, rich_keywords)}
+           "keywords": concept_evidence(merge_concepts(extractions).concepts, texts, keywords, partition_size=8),
+           "rich": concept_evidence(index.concepts, rich, rich_keywords, partition_size=5)}
     for name, evidence in now.items():
         assert _same(evidence, {k: Evidence(*v) for k, v in golden[name].items()}), name
+
+
+def test_the_tfidf_rows_are_sklearns():
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from kg.concepts.evidence import TFIDF, ConceptTable, add_counts, count_texts, partition_papers, tfidf_rows, weigh
+
+    texts, _ = _corpus()
+    texts = {**texts, "blank": "", "odd": "Policy, POLICY and policies: the reward's rewards 42 times"}
+    expected = TfidfVectorizer(**TFIDF).fit_transform([t.lower() for t in texts.values()]).toarray()
+    table = ConceptTable.of(())
+    weights = weigh(add_counts(count_texts(table, papers) for papers in partition_papers((), texts, size=4)), table)
+    got = np.vstack([tfidf_rows(weights, list(texts.values())[i:i + 4]).toarray() for i in range(0, len(texts), 4)])
+    assert got.shape == expected.shape and np.abs(got - expected).max() <= 1e-12
