@@ -230,7 +230,7 @@ def _build(paths, out, options: _Options, timeline: Timeline) -> BuildResult:
 
 def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeline) -> BuildResult:
     from kg.extract.embed import MODEL_NAME
-    from kg.scale.executor import ExecutorSpec, ModelProcess
+    from kg.scale.executor import DEFAULT_PARTITION_SIZE, ExecutorSpec, ModelProcess
 
     settings, embedder, progress = options.settings, options.embedder, options.progress
 
@@ -289,7 +289,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
         with timeline.stage("specificity"):
             index = score_specificity(index, {p.id: p.document for p in papers},
                                       {p.id: p.keywords for p in papers if p.keywords},
-                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' cohesion"))
+                                      partition_size=spec.partition_size if spec is not None else DEFAULT_PARTITION_SIZE,
+                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' specificity"))
     finally:
         if models is not None:
             with timeline.stage("stop model process"):
