@@ -5,12 +5,13 @@ per concept, per key, per word. Every map and reduce is a pure function of its a
 can run the maps and the client the reduces, in partition order:
 
 - round A: `count_texts` (map) gives a partition's `TextCounts`: the document frequencies of the TF-IDF
-  terms, the texts that contain each concept key, the uses of each word form, the authors' keywords that
-  name a concept, the papers named by and under each concept; `add_counts` (reduce) sums them and
-  `weigh` decides the vocabulary and idf (`Weights`), as sklearn's ``TfidfVectorizer`` fits them.
+  terms (of its `TermCounts`: `analyze_texts` reads each text once, for both rounds), the texts that
+  contain each concept key, the uses of each word form, the authors' keywords that name a concept, the
+  papers named by and under each concept; `add_counts` (reduce) sums them and `weigh` decides the
+  vocabulary and idf (`Weights`), as sklearn's ``TfidfVectorizer`` fits them.
 - round B: `sum_vectors` (map) gives a partition's `VectorSums`: the sums of the TF-IDF rows of the papers
-  under each measured concept, its own words left out; `add_sums` (reduce) adds them and `cohesion`
-  reads each concept's cohesion from the total.
+  under each measured concept; `add_sums` (reduce) adds them and `cohesion` reads each concept's cohesion
+  from the total, its own words left out.
 
 All that each partition needs of the concepts is a `ConceptTable`, broadcast to it.
 """
@@ -21,7 +22,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 from kg.common.processes import Beside
@@ -32,10 +33,10 @@ if TYPE_CHECKING:
     import numpy as np
     from scipy import sparse
 
-T = TypeVar("T")
+P, T = TypeVar("P"), TypeVar("T")
 
-__all__ = ["ConceptTable", "PaperText", "TextCounts", "VectorSums", "Weights", "add_counts", "add_sums", "cohesion",
-           "count_texts", "map_partitions", "partition_papers", "plural_shares", "sum_vectors", "tfidf_rows", "weigh"]
+__all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts", "add_sums",
+           "analyze_texts", "cohesion", "count_texts", "map_partitions", "partition_papers", "plural_shares", "sum_vectors", "tfidf_rows", "weigh"]
 
 # The TF-IDF of the cohesion (`kg.concepts.specificity`): on the lowercased texts, English stop words out,
 # sublinear term frequencies, terms of two texts or more.
@@ -134,11 +135,41 @@ class TextCounts:
     under: Counter = field(default_factory=Counter)  # concept id -> papers linked to it or to a concept below it
 
 
-def count_texts(table: ConceptTable, papers: Iterable[PaperText]) -> TextCounts:
-    """Round A's map: the `TextCounts` of a partition's *papers*."""
+@dataclass(frozen=True, eq=False)
+class TermCounts:
+    """A partition's texts as sklearn's TF-IDF analyzer (`TFIDF`) reads them: each text's count of each term
+    (rows: the partition's papers with a text, in order; columns: ``terms``, the partition's own). Made once
+    (`analyze_texts`), it stays with its partition for both rounds."""
+
+    terms: tuple[str, ...]
+    counts: sparse.csr_matrix
+
+
+def analyze_texts(papers: Iterable[PaperText]) -> TermCounts:
+    """The `TermCounts` of a partition's *papers*."""
+    import numpy as np
+    from scipy import sparse
+
     analyze = _analyzer()
+    column: dict[str, int] = {}
+    indptr, indices, values = [0], [], []
+    for paper in papers:
+        if paper.text is not None:
+            tf = Counter(analyze(paper.text.lower()))
+            indices.extend(column.setdefault(term, len(column)) for term in tf)
+            values.extend(tf.values())
+            indptr.append(len(indices))
+    counts = sparse.csr_matrix((np.array(values, dtype=np.float64), np.array(indices, dtype=np.int64), indptr),
+                               shape=(len(indptr) - 1, len(column)))
+    return TermCounts(tuple(column), counts)
+
+
+def count_texts(table: ConceptTable, papers: Iterable[PaperText], terms: TermCounts) -> TextCounts:
+    """Round A's map: the `TextCounts` of a partition's *papers* (their *terms*: `analyze_texts`)."""
+    import numpy as np
+
     keys, singles = set(table.keys), {k for k in table.keys if " " not in k}
-    terms, containing, forms, chosen, within, named, under = (Counter() for _ in range(7))
+    containing, forms, chosen, within, named, under = (Counter() for _ in range(6))
     texts = with_keywords = naming = 0
     one: dict[str, str] = {}  # each word -> its key alone (lowercase, American, singular)
     for paper in papers:
@@ -147,9 +178,7 @@ def count_texts(table: ConceptTable, papers: Iterable[PaperText]) -> TextCounts:
         if paper.text is None:
             continue
         texts += 1
-        text = paper.text.lower()
-        terms.update(set(analyze(text)))
-        words = _WORDS.findall(text)
+        words = _WORDS.findall(paper.text.lower())
         forms.update(words)
         found = _keys_in(words, keys, table.starts, one)
         containing.update(found)
@@ -160,7 +189,8 @@ def count_texts(table: ConceptTable, papers: Iterable[PaperText]) -> TextCounts:
             chosen.update(names)
             naming += bool(names)
     forms = Counter({form: n for form, n in forms.items() if singularize(form) in singles})
-    return TextCounts(texts, terms, containing, forms, with_keywords, naming, chosen, within, named, under)
+    df = Counter(dict(zip(terms.terms, np.bincount(terms.counts.indices, minlength=len(terms.terms)).tolist())))
+    return TextCounts(texts, df, containing, forms, with_keywords, naming, chosen, within, named, under)
 
 
 def add_counts(parts: Iterable[TextCounts]) -> TextCounts:
@@ -188,13 +218,18 @@ def plural_shares(counts: TextCounts, table: ConceptTable) -> dict[str, float]:
 @dataclass(frozen=True, eq=False)
 class Weights:
     """Round A's decision, broadcast to round B: the TF-IDF vocabulary (sorted) and its idf; the concepts
-    measured (under two papers or more) and, for each, the columns of its own words."""
+    measured (under two papers or more) and the columns of their own words."""
 
     texts: int
     terms: tuple[str, ...]
     idf: np.ndarray
     measured: tuple[str, ...]
-    own: sparse.csr_matrix  # measured concepts x terms: 1 where the term is one of the concept's words
+    own: tuple[np.ndarray, np.ndarray]  # (row in measured, column in terms): a concept's word, once each
+
+    @cached_property
+    def column(self) -> dict[str, int]:
+        """Each term's column."""
+        return {t: j for j, t in enumerate(self.terms)}
 
 
 def weigh(counts: TextCounts, table: ConceptTable) -> Weights:
@@ -202,7 +237,6 @@ def weigh(counts: TextCounts, table: ConceptTable) -> Weights:
     terms of two texts or more, sorted; smoothed idf), and the concepts whose cohesion is measured (none in a
     corpus under three texts, or without a term in two texts)."""
     import numpy as np
-    from scipy import sparse
 
     n = counts.texts
     terms = tuple(sorted(t for t, df in counts.terms.items() if df >= TFIDF["min_df"])) if n >= 3 else ()
@@ -212,43 +246,37 @@ def weigh(counts: TextCounts, table: ConceptTable) -> Weights:
     np.log(idf, out=idf)
     idf += 1.0
     measured = tuple(cid for cid in table.ids if counts.under[cid] >= 2) if terms else ()
-    column = {t: j for j, t in enumerate(terms)}
+    column = {t: j for j, t in enumerate(terms)}  # (as Weights.column)
     key, label = dict(zip(table.ids, table.keys)), dict(zip(table.ids, table.labels))
     own = [(r, j) for r, cid in enumerate(measured)
            for j in {column.get(w) for w in set(_TOKEN.findall(label[cid].lower())) | set(key[cid].split())} if j is not None]
-    rows, cols = (np.array(own, dtype=np.int64).T if own else (np.zeros(0, np.int64), np.zeros(0, np.int64)))
-    return Weights(n, terms, idf, measured,
-                   sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(measured), len(terms))))
+    rows, cols = np.array(own, dtype=np.int64).reshape(-1, 2).T
+    return Weights(n, terms, idf, measured, (rows, cols))
 
 
-def tfidf_rows(weights: Weights, texts: Sequence[str]) -> sparse.csr_matrix:
-    """The TF-IDF rows of *texts* with the corpus's *weights*: what sklearn's ``TfidfVectorizer`` (`TFIDF`)
-    gives them fitted on the corpus (sublinear tf times idf, each row of unit length)."""
+def tfidf_rows(weights: Weights, terms: TermCounts) -> sparse.csr_matrix:
+    """The TF-IDF rows of a partition's texts (their *terms*) with the corpus's *weights*: what sklearn's
+    ``TfidfVectorizer`` (`TFIDF`) gives them fitted on the corpus (sublinear tf times idf, each row of unit length)."""
     import numpy as np
     from scipy import sparse
     from sklearn.preprocessing import normalize
 
-    analyze, column = _analyzer(), {t: j for j, t in enumerate(weights.terms)}
-    indptr, indices, values = [0], [], []
-    for text in texts:
-        tf = Counter(j for j in map(column.get, analyze(text.lower())) if j is not None)
-        indices.extend(tf)
-        values.extend(tf.values())
-        indptr.append(len(indices))
-    X = sparse.csr_matrix((np.array(values, dtype=np.float64), np.array(indices, dtype=np.int64), indptr),
-                          shape=(len(texts), len(weights.terms)))
+    to = np.array([weights.column.get(t, -1) for t in terms.terms], dtype=np.int64)  # the corpus's column of each term
+    C = terms.counts.tocoo()
+    kept = to[C.col] >= 0
+    X = sparse.csr_matrix((C.data[kept], (C.row[kept], to[C.col[kept]])), shape=(C.shape[0], len(weights.terms)))
     X.sort_indices()
     np.log(X.data, out=X.data)
     X.data += 1.0
     X.data *= weights.idf[X.indices]
-    return normalize(X, norm="l2", copy=False) if texts else X  # (sklearn's normalize takes no empty matrix)
+    return normalize(X, norm="l2", copy=False) if X.shape[0] else X  # (sklearn's normalize takes no empty matrix)
 
 
 @dataclass(frozen=True, eq=False)
 class VectorSums:
     """Round B's sums over some papers' TF-IDF rows: of all of them (``total``, and ``squares``, their squared
-    entries), and for each measured concept (rows as in `Weights.measured`) of those under it, without its
-    own words' columns (``S``; ``Q``, their squared entries), and how many (``sizes``)."""
+    entries), and for each measured concept (rows as in `Weights.measured`) of those under it (``S``; ``Q``,
+    their squared entries but in its own words' columns), and how many (``sizes``)."""
 
     total: np.ndarray
     squares: float
@@ -257,24 +285,26 @@ class VectorSums:
     sizes: np.ndarray
 
 
-def sum_vectors(table: ConceptTable, weights: Weights, papers: Sequence[PaperText]) -> VectorSums:
-    """Round B's map: the `VectorSums` of a partition's *papers*."""
+def sum_vectors(table: ConceptTable, weights: Weights, papers: Sequence[PaperText], terms: TermCounts) -> VectorSums:
+    """Round B's map: the `VectorSums` of a partition's *papers* (their *terms*: `analyze_texts`)."""
     import numpy as np
     from scipy import sparse
 
     papers = [p for p in papers if p.text is not None]
-    X = tfidf_rows(weights, [p.text for p in papers])
+    X = tfidf_rows(weights, terms)
     X2 = X.multiply(X).tocsr()
     row = {cid: r for r, cid in enumerate(weights.measured)}
     members = [(row[above], i) for i, p in enumerate(papers)
                for above in {a for cid in p.concepts for a in table.up.get(cid, (cid,))} if above in row]
-    rows, cols = np.array(members, dtype=np.int64).T if members else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    rows, cols = np.array(members, dtype=np.int64).reshape(-1, 2).T
     M = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(weights.measured), len(papers)))
-    S, Q = (M @ X).tocsr(), (M @ X2).tocsr()
-    S = (S - S.multiply(weights.own)).tocsr()
-    S.eliminate_zeros()
-    q = np.asarray(Q.sum(axis=1)).ravel() - np.asarray(Q.multiply(weights.own).sum(axis=1)).ravel()
-    return VectorSums(np.asarray(X.sum(axis=0)).ravel(), float(X2.sum()), S, q, np.bincount(rows, minlength=len(weights.measured)))
+    Q = M @ np.asarray(X2.sum(axis=1)).ravel()  # (each row's squares: 1, or 0 for a text without a term)
+    own_rows, own_cols = weights.own
+    if len(own_rows):  # the squares in the concepts' own words' columns left out
+        words, column = np.unique(own_cols, return_inverse=True)
+        np.subtract.at(Q, own_rows, np.asarray((M @ X2[:, words]).tocsr()[own_rows, column]).ravel())
+    return VectorSums(np.asarray(X.sum(axis=0)).ravel(), float(X2.sum()), (M @ X).tocsr(), Q,
+                      np.bincount(rows, minlength=len(weights.measured)))
 
 
 def add_sums(parts: Iterable[VectorSums]) -> VectorSums | None:
@@ -300,14 +330,16 @@ def cohesion(weights: Weights, sums: VectorSums | None) -> dict[str, float]:
     if baseline <= 0:
         return {}
     norms = np.asarray(sums.S.multiply(sums.S).sum(axis=1)).ravel()
+    own_rows, own_cols = weights.own
+    if len(own_rows):  # the concepts' own words left out
+        np.subtract.at(norms, own_rows, np.asarray(sums.S[own_rows, own_cols]).ravel() ** 2)
     sizes = sums.sizes.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         values = (norms - sums.Q) / (sizes * (sizes - 1)) / baseline
     return {cid: float(v) for cid, v, k in zip(weights.measured, values.tolist(), sums.sizes.tolist()) if k >= 2}
 
 
-def map_partitions(fn: Callable[[Sequence[PaperText]], T], partitions: Sequence[Sequence[PaperText]], *,
-                   beside: Beside | None = None) -> list[T]:
+def map_partitions(fn: Callable[[P], T], partitions: Sequence[P], *, beside: Beside | None = None) -> list[T]:
     """*fn* of each partition, in their order. *beside* (`kg.common.processes.Beside`) may run those of the
     second half while this process runs the first half's (after its first partition, so that what the maps
     load once, such as sklearn, is loaded in both)."""

@@ -39,8 +39,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from kg.common.processes import Beside
-from kg.concepts.evidence import (ConceptTable, add_counts, add_sums, count_texts, map_partitions, partition_papers, plural_shares,
-                                  sum_vectors, weigh)
+from kg.concepts.evidence import (ConceptTable, PaperText, TermCounts, TextCounts, VectorSums, Weights, add_counts, add_sums,
+                                  analyze_texts, count_texts, map_partitions, partition_papers, plural_shares, sum_vectors, weigh)
 from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
 
@@ -145,9 +145,13 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     run the maps of half the partitions while this process runs the other half's."""
     table = ConceptTable.of(concepts)
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
-    counts = add_counts(map_partitions(partial(count_texts, table), partitions, beside=beside))
+    counted = map_partitions(partial(_count, table), partitions, beside=beside)  # round A
+    counts = add_counts(part for _, part in counted)
     weights = weigh(counts, table)
-    sums = add_sums(map_partitions(partial(sum_vectors, table, weights), partitions, beside=beside)) if weights.measured else None
+    sums = None
+    if weights.measured:  # round B
+        sums = add_sums(map_partitions(partial(_sum, table, weights), [(papers, terms) for papers, (terms, _) in zip(partitions, counted)],
+                                       beside=beside))
     cohesion = measure_cohesion(weights, sums)
     if counts.naming < KEYWORD_COVERAGE * counts.with_keywords:  # keywords that mostly name no concept say nothing
         chosen, chosen_of = Counter(), Counter()
@@ -157,3 +161,14 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     return {c.id: Evidence(counts.under[c.id], cohesion.get(c.id), counts.named[c.id], counts.containing[c.key],
                            plural.get(c.key) if " " not in c.key else None, chosen[c.id], chosen_of[c.key])
             for c in concepts}
+
+
+def _count(table: ConceptTable, papers: Sequence[PaperText]) -> tuple[TermCounts, TextCounts]:
+    """Round A's map, and its partition's terms, kept for round B."""
+    terms = analyze_texts(papers)
+    return terms, count_texts(table, papers, terms)
+
+
+def _sum(table: ConceptTable, weights: Weights, partition: tuple[Sequence[PaperText], TermCounts]) -> VectorSums:
+    """Round B's map."""
+    return sum_vectors(table, weights, *partition)
