@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 P, T = TypeVar("P"), TypeVar("T")
 
 __all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts", "add_sums",
-           "analyze_texts", "cohesion", "count_texts", "map_partitions", "partition_papers", "plural_shares", "sum_vectors", "tfidf_rows", "weigh"]
+           "analyze_texts", "cohesion", "count_texts", "map_reduce", "partition_papers", "plural_shares", "sum_vectors", "tfidf_rows", "weigh"]
 
 # The TF-IDF of the cohesion (`kg.concepts.specificity`): on the lowercased texts, English stop words out,
 # sublinear term frequencies, terms of two texts or more.
@@ -307,13 +307,15 @@ def sum_vectors(table: ConceptTable, weights: Weights, papers: Sequence[PaperTex
                       np.bincount(rows, minlength=len(weights.measured)))
 
 
-def add_sums(parts: Iterable[VectorSums]) -> VectorSums | None:
-    """Round B's reduce: the partitions' `VectorSums` added, in their order (None without a partition)."""
-    total = None
-    for part in parts:
-        total = part if total is None else VectorSums(total.total + part.total, total.squares + part.squares,
-                                                       total.S + part.S, total.Q + part.Q, total.sizes + part.sizes)
-    return total
+def add_sums(parts: Sequence[VectorSums]) -> VectorSums | None:
+    """Round B's reduce: the partitions' `VectorSums` added (None without a partition), in a fixed order: the
+    sum of the first half of them (the larger) plus that of the second, each added so in turn. Halves
+    added apart (`map_reduce`) give the same figures, and each partial sum is added about log2(n) times."""
+    if len(parts) <= 1:
+        return parts[0] if parts else None
+    half = (len(parts) + 1) // 2
+    a, b = add_sums(parts[:half]), add_sums(parts[half:])
+    return VectorSums(a.total + b.total, a.squares + b.squares, a.S + b.S, a.Q + b.Q, a.sizes + b.sizes)
 
 
 def cohesion(weights: Weights, sums: VectorSums | None) -> dict[str, float]:
@@ -339,16 +341,17 @@ def cohesion(weights: Weights, sums: VectorSums | None) -> dict[str, float]:
     return {cid: float(v) for cid, v, k in zip(weights.measured, values.tolist(), sums.sizes.tolist()) if k >= 2}
 
 
-def map_partitions(fn: Callable[[P], T], partitions: Sequence[P], *, beside: Beside | None = None) -> list[T]:
-    """*fn* of each partition, in their order. *beside* (`kg.common.processes.Beside`) may run those of the
-    second half while this process runs the first half's (after its first partition, so that what the maps
-    load once, such as sklearn, is loaded in both)."""
+def map_reduce(fn: Callable[[P], T], add: Callable[[Sequence[T]], T], partitions: Sequence[P], *,
+               beside: Beside | None = None) -> T:
+    """``add([fn(p) for p in partitions])``, where *add* adds the first half of the partitions' values (the
+    larger) to the second's. *beside* (`kg.common.processes.Beside`) may map and add the second half while
+    this process does the first: only the half's sum comes back."""
     if beside is None or len(partitions) < 2:
-        return [fn(papers) for papers in partitions]
+        return add([fn(papers) for papers in partitions])
     half = (len(partitions) + 1) // 2
-    first = [fn(partitions[0])]
-    pending = beside(lambda: [fn(papers) for papers in partitions[half:]])
-    return first + [fn(papers) for papers in partitions[1:half]] + pending.result()
+    pending = beside(lambda: add([fn(papers) for papers in partitions[half:]]))
+    here = add([fn(papers) for papers in partitions[:half]])
+    return add([here, pending.result()])
 
 
 @cache

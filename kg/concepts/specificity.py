@@ -40,7 +40,7 @@ from functools import partial
 
 from kg.common.processes import Beside
 from kg.concepts.evidence import (ConceptTable, PaperText, TermCounts, TextCounts, VectorSums, Weights, add_counts, add_sums,
-                                  analyze_texts, count_texts, map_partitions, partition_papers, plural_shares, sum_vectors, weigh)
+                                  analyze_texts, count_texts, map_reduce, partition_papers, plural_shares, sum_vectors, weigh)
 from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
 
@@ -145,13 +145,11 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     run the maps of half the partitions while this process runs the other half's."""
     table = ConceptTable.of(concepts)
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
-    counted = map_partitions(partial(_count, table), partitions, beside=beside)  # round A
-    counts = add_counts(part for _, part in counted)
+    terms, counts = map_reduce(partial(_count, table), _add_counts, partitions, beside=beside)  # round A
     weights = weigh(counts, table)
     sums = None
     if weights.measured:  # round B
-        sums = add_sums(map_partitions(partial(_sum, table, weights), [(papers, terms) for papers, (terms, _) in zip(partitions, counted)],
-                                       beside=beside))
+        sums = map_reduce(partial(_sum, table, weights), add_sums, list(zip(partitions, terms)), beside=beside)
     cohesion = measure_cohesion(weights, sums)
     if counts.naming < KEYWORD_COVERAGE * counts.with_keywords:  # keywords that mostly name no concept say nothing
         chosen, chosen_of = Counter(), Counter()
@@ -163,10 +161,15 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
             for c in concepts}
 
 
-def _count(table: ConceptTable, papers: Sequence[PaperText]) -> tuple[TermCounts, TextCounts]:
+def _count(table: ConceptTable, papers: Sequence[PaperText]) -> tuple[tuple[TermCounts, ...], TextCounts]:
     """Round A's map, and its partition's terms, kept for round B."""
     terms = analyze_texts(papers)
-    return terms, count_texts(table, papers, terms)
+    return (terms,), count_texts(table, papers, terms)
+
+
+def _add_counts(parts: Sequence[tuple[tuple[TermCounts, ...], TextCounts]]) -> tuple[tuple[TermCounts, ...], TextCounts]:
+    """Round A's reduce, and the partitions' terms in their order."""
+    return tuple(t for terms, _ in parts for t in terms), add_counts(counts for _, counts in parts)
 
 
 def _sum(table: ConceptTable, weights: Weights, partition: tuple[Sequence[PaperText], TermCounts]) -> VectorSums:
