@@ -230,7 +230,7 @@ def _build(paths, out, options: _Options, timeline: Timeline) -> BuildResult:
 
 def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeline) -> BuildResult:
     from kg.extract.embed import MODEL_NAME
-    from kg.scale.executor import DEFAULT_PARTITION_SIZE, ExecutorSpec, ModelProcess
+    from kg.scale.executor import ExecutorSpec, ModelProcess
 
     settings, embedder, progress = options.settings, options.embedder, options.progress
 
@@ -286,10 +286,9 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                                       fingerprint=fingerprint),
                                    texts={p.id: p.document for p in papers},
                                    beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"))
-        with timeline.stage("specificity"):
+        with timeline.stage("specificity"):  # in two partitions: one here, one in a forked copy
             index = score_specificity(index, {p.id: p.document for p in papers},
-                                      {p.id: p.keywords for p in papers if p.keywords},
-                                      partition_size=spec.partition_size if spec is not None else DEFAULT_PARTITION_SIZE,
+                                      {p.id: p.keywords for p in papers if p.keywords}, partition_size=-(-len(papers) // 2),
                                       beside=lambda fn: Forked(fn, doing="measuring the concepts' specificity"))
     finally:
         if models is not None:
