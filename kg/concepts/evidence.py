@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 P, T = TypeVar("P"), TypeVar("T")
 
 __all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts", "add_sums",
-           "analyze_texts", "cohesion", "count_texts", "map_reduce", "partition_papers", "plural_shares", "sum_vectors", "tfidf_rows", "weigh"]
+           "analyze_texts", "cohesion", "count_texts", "map_reduce", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
 
 # The TF-IDF of the cohesion (`kg.concepts.specificity`): on the lowercased texts, English stop words out,
 # sublinear term frequencies, terms of two texts or more.
@@ -150,7 +150,7 @@ def analyze_texts(papers: Iterable[PaperText]) -> TermCounts:
     import numpy as np
     from scipy import sparse
 
-    analyze = _analyzer()
+    analyze = tfidf_analyzer()
     column: dict[str, int] = {}
     indptr, indices, values = [0], [], []
     for paper in papers:
@@ -355,7 +355,7 @@ def map_reduce(fn: Callable[[P], T], add: Callable[[Sequence[T]], T], partitions
 
 
 @cache
-def _analyzer():
+def tfidf_analyzer():
     """sklearn's ``TfidfVectorizer`` analyzer with `TFIDF`'s settings: a text's terms, as it counts them."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 

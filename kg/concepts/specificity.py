@@ -40,7 +40,8 @@ from functools import partial
 
 from kg.common.processes import Beside
 from kg.concepts.evidence import (ConceptTable, PaperText, TermCounts, TextCounts, VectorSums, Weights, add_counts, add_sums,
-                                  analyze_texts, count_texts, map_reduce, partition_papers, plural_shares, sum_vectors, weigh)
+                                  analyze_texts, count_texts, map_reduce, partition_papers, plural_shares, sum_vectors, tfidf_analyzer,
+                                  weigh)
 from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
 
@@ -145,6 +146,8 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     run the maps of half the partitions while this process runs the other half's."""
     table = ConceptTable.of(concepts)
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
+    if beside is not None:
+        tfidf_analyzer()  # sklearn loaded once, before the maps fork (loading it in both takes longer)
     terms, counts = map_reduce(partial(_count, table), _add_counts, partitions, beside=beside)  # round A
     weights = weigh(counts, table)
     sums = None
