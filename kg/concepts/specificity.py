@@ -142,8 +142,9 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
                      beside: Beside | None = None) -> dict[str, Evidence]:
     """The `Evidence` of each concept (by id), from the corpus *texts* (paper id -> text) and the
     authors' *keywords* (paper id -> keywords): two rounds of a map over partitions of *partition_size*
-    papers (None: one) and a reduce (`kg.concepts.evidence`). *beside* (`kg.common.processes.Beside`) may
-    run the maps of half the partitions while this process runs the other half's."""
+    papers (None: one) and a reduce (`kg.concepts.evidence`), the same figures whatever the partitions (the
+    cohesion to float rounding). *beside* (`kg.common.processes.Beside`) may map and add the second half of
+    the partitions of each round while this process does the first (`map_reduce`)."""
     table = ConceptTable.of(concepts)
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
     if beside is not None:
