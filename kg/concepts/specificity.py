@@ -33,14 +33,17 @@ Inspec, SemEval-2010 and NUS builds (docs/model.md, "Specificity").
 from __future__ import annotations
 
 import math
-import re
-from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
-from kg.common.processes import Beside, Now
+from kg.common.processes import Beside
+from kg.concepts.evidence import (ConceptTable, PaperText, TermCounts, TextCounts, VectorSums, Weights, add_counts, add_sums,
+                                  analyze_texts, count_texts, map_reduce, partition_papers, plural_shares, sum_vectors, tfidf_analyzer,
+                                  weigh)
+from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
-from kg.text.phrases import normalize_phrase, singularize
 
 __all__ = ["GENERIC_BELOW", "Evidence", "concept_evidence", "score_specificity", "specificity"]
 
@@ -121,11 +124,12 @@ def specificity(e: Evidence) -> float:
 
 
 def score_specificity(index: ConceptIndex, texts: Mapping[str, str],
-                      keywords: Mapping[str, Sequence[str]] | None = None, *, beside: Beside | None = None) -> ConceptIndex:
+                      keywords: Mapping[str, Sequence[str]] | None = None, *, partition_size: int | None = None,
+                      beside: Beside | None = None) -> ConceptIndex:
     """*index* with each concept's `specificity` (3 decimals) and `generic` set, measured on the
     papers' *texts* (paper id -> text; the papers of *index*) and their authors' *keywords*
-    (paper id -> keywords, for the papers that have some); *beside* as `concept_evidence` takes it."""
-    evidence = concept_evidence(index.concepts, texts, keywords, beside=beside)
+    (paper id -> keywords, for the papers that have some); *partition_size* and *beside* as `concept_evidence` takes them."""
+    evidence = concept_evidence(index.concepts, texts, keywords, partition_size=partition_size, beside=beside)
     scored = []
     for c in index.concepts:
         value = round(specificity(evidence[c.id]), 3)
@@ -134,156 +138,44 @@ def score_specificity(index: ConceptIndex, texts: Mapping[str, str],
 
 
 def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
-                     keywords: Mapping[str, Sequence[str]] | None = None, *, beside: Beside | None = None) -> dict[str, Evidence]:
+                     keywords: Mapping[str, Sequence[str]] | None = None, *, partition_size: int | None = None,
+                     beside: Beside | None = None) -> dict[str, Evidence]:
     """The `Evidence` of each concept (by id), from the corpus *texts* (paper id -> text) and the
-    authors' *keywords* (paper id -> keywords). *beside* (`kg.common.processes.Beside`) may run the cohesion
-    (TF-IDF, `_cohesion`) while the texts are counted (`_text_counts`): two independent passes
-    over every text, each a few seconds at 10,000 papers. Without it they run one after the other."""
-    under = _papers_under(concepts)
-    pending = (beside or Now)(lambda: _cohesion(concepts, under, texts))
-    keywords = {pid: kws for pid, kws in (keywords or {}).items() if kws and pid in texts}
-    chosen, naming = _chosen(concepts, keywords) if keywords else (Counter(), 0)
-    if naming < KEYWORD_COVERAGE * len(keywords):
-        keywords, chosen = {}, Counter()
-    containing, plural, chosen_of = _text_counts(concepts, texts, keywords)
-    cohesion = pending.result()
-    return {c.id: Evidence(len(under[c.id]), cohesion.get(c.id), len(c.papers), containing.get(c.key, 0),
-                           plural.get(c.key) if " " not in c.key else None, chosen.get(c.id, 0), chosen_of.get(c.key, 0))
+    authors' *keywords* (paper id -> keywords): two rounds of a map over partitions of *partition_size*
+    papers (None: one) and a reduce (`kg.concepts.evidence`), the same figures whatever the partitions (the
+    cohesion to float rounding). *beside* (`kg.common.processes.Beside`) may map and add the second half of
+    the partitions of each round while this process does the first (`map_reduce`)."""
+    table = ConceptTable.of(concepts)
+    partitions = partition_papers(concepts, texts, keywords, size=partition_size)
+    if beside is not None:
+        tfidf_analyzer()  # sklearn loaded once, before the maps fork (loading it in both takes longer)
+    terms, counts = map_reduce(partial(_count, table), _add_counts, partitions, beside=beside)  # round A
+    weights = weigh(counts, table)
+    sums = None
+    if weights.measured:  # round B
+        sums = map_reduce(partial(_sum, table, weights), add_sums, list(zip(partitions, terms)), beside=beside)
+    cohesion = measure_cohesion(weights, sums)
+    if counts.naming < KEYWORD_COVERAGE * counts.with_keywords:  # keywords that mostly name no concept say nothing
+        chosen, chosen_of = Counter(), Counter()
+    else:
+        chosen, chosen_of = counts.chosen, counts.within
+    plural = plural_shares(counts, table)
+    return {c.id: Evidence(counts.under[c.id], cohesion.get(c.id), counts.named[c.id], counts.containing[c.key],
+                           plural.get(c.key) if " " not in c.key else None, chosen[c.id], chosen_of[c.key])
             for c in concepts}
 
 
-def _chosen(concepts: Sequence[Concept], keywords: Mapping[str, Sequence[str]]) -> tuple[Counter, int]:
-    """Each concept's id -> the papers whose *keywords* name it: by its key, or its label or an
-    alternative label (an acronym), as keys are written (`normalize_phrase`); and how many papers'
-    keywords name some concept."""
-    by_key = {c.key: c.id for c in concepts}  # a concept's own key first, then the others' labels
-    for c in concepts:
-        for form in (c.label, *c.alt_labels):
-            by_key.setdefault(normalize_phrase(form.replace("-", " ")), c.id)
-    chosen: Counter = Counter()
-    naming = 0
-    for kws in keywords.values():
-        named = {by_key[k] for k in (normalize_phrase(kw.replace("-", " ")) for kw in kws) if k in by_key}
-        chosen.update(named)
-        naming += bool(named)
-    return chosen, naming
+def _count(table: ConceptTable, papers: Sequence[PaperText]) -> tuple[tuple[TermCounts, ...], TextCounts]:
+    """Round A's map, and its partition's terms, kept for round B."""
+    terms = analyze_texts(papers)
+    return (terms,), count_texts(table, papers, terms)
 
 
-def _papers_under(concepts: Sequence[Concept]) -> dict[str, set[str]]:
-    """Each concept's papers and those of every concept below it (``broader``, transitively)."""
-    under = {c.id: set(c.papers) for c in concepts}
-    parents = {c.id: c.broader for c in concepts}
-    for c in concepts:
-        seen, todo = {c.id}, list(c.broader)
-        while todo:
-            up = todo.pop()
-            if up in seen or up not in under:
-                continue
-            seen.add(up)
-            under[up].update(c.papers)
-            todo.extend(parents[up])
-    return under
+def _add_counts(parts: Sequence[tuple[tuple[TermCounts, ...], TextCounts]]) -> tuple[tuple[TermCounts, ...], TextCounts]:
+    """Round A's reduce, and the partitions' terms in their order."""
+    return tuple(t for terms, _ in parts for t in terms), add_counts(counts for _, counts in parts)
 
 
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9']*")
-_WORDS = re.compile(r"[a-z0-9']+")
-
-
-def _cohesion(concepts: Sequence[Concept], under: Mapping[str, set[str]], texts: Mapping[str, str]) -> dict[str, float]:
-    """Each concept's cohesion: the mean pairwise cosine of the TF-IDF vectors of the papers under
-    it, the concept's own words left out, over the mean pairwise cosine of all the corpus's papers.
-    Concepts under two papers (or a corpus under three) have none.
-
-    For unit vectors v_i, the sum of the pairwise cosines of a set is (|sum v_i|^2 - sum |v_i|^2) / 2:
-    the sums of every concept's vectors are one sparse product (concepts x papers) @ (papers x words),
-    made a block of concepts at a time."""
-    ids = sorted(texts)
-    if len(ids) < 3:
-        return {}
-    import numpy as np
-    from scipy import sparse
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2, stop_words="english", token_pattern=r"(?u)\b[a-z][a-z0-9]+\b")
-    try:
-        X = vectorizer.fit_transform([texts[p].lower() for p in ids]).tocsr()
-    except ValueError:  # no word in two texts
-        return {}
-    X2 = X.multiply(X).tocsr()
-    row = {p: i for i, p in enumerate(ids)}
-    vocabulary = vectorizer.vocabulary_
-    total = np.asarray(X.sum(axis=0)).ravel()
-    n = len(ids)
-    baseline = (total @ total - X2.sum()) / (n * (n - 1))
-    if baseline <= 0:
-        return {}
-    measured = [(c, sorted(row[p] for p in under[c.id] if p in row)) for c in concepts]
-    measured = [(c, papers) for c, papers in measured if len(papers) >= 2]
-    out = {}
-    for start in range(0, len(measured), 2000):
-        block = measured[start:start + 2000]
-        indptr = np.cumsum([0] + [len(papers) for _, papers in block])
-        members = np.concatenate([papers for _, papers in block])
-        M = sparse.csr_matrix((np.ones(len(members)), members, indptr), shape=(len(block), n))
-        S, Q = (M @ X).tocsr(), (M @ X2).tocsr()
-        norms = np.asarray(S.multiply(S).sum(axis=1)).ravel()
-        squares = np.asarray(Q.sum(axis=1)).ravel()
-        own = [(r, j) for r, (c, _) in enumerate(block)
-               for j in {vocabulary.get(w) for w in set(_TOKEN.findall(c.label.lower())) | set(c.key.split())} if j is not None]
-        if own:
-            rows, cols = np.array(own).T
-            np.subtract.at(norms, rows, np.asarray(S[rows, cols]).ravel() ** 2)
-            np.subtract.at(squares, rows, np.asarray(Q[rows, cols]).ravel())
-        sizes = np.diff(indptr)
-        values = (norms - squares) / (sizes * (sizes - 1)) / baseline
-        out.update((c.id, float(v)) for (c, _), v in zip(block, values.tolist()))
-    return out
-
-
-def _text_counts(concepts: Sequence[Concept], texts: Mapping[str, str],
-                 among: Collection[str] = ()) -> tuple[Counter, dict[str, float], Counter]:
-    """How many texts contain each concept key (its words as keys are written, inside longer
-    phrases too), for each one-word key the share of its uses in the texts in a plural form, and
-    how many of the texts of the papers *among* contain each key (in the same pass)."""
-    keys = {c.key for c in concepts}
-    # the words before the last of each longer key, and each of their starts: a text's words are
-    # followed only as long as they are the start of some key
-    starts: set[str] = set()
-    for key in keys:
-        words = key.split(" ")
-        if 1 < len(words) <= 6:  # (a longer key is found in no text: a keyphrase wherever it is)
-            starts.update(" ".join(words[:k]) for k in range(1, len(words)))
-    containing: Counter = Counter()
-    within: Counter = Counter()  # of the papers *among*
-    forms: Counter = Counter()  # each word as written (lowercase)
-    one: dict[str, str] = {}  # each word -> its key alone (lowercase, American, singular)
-    for pid, text in texts.items():
-        words = _WORDS.findall(text.lower())
-        forms.update(words)
-        unique = set(words)
-        for word in unique.difference(one):
-            one[word] = normalize_phrase(word)
-        found = {alone for alone in map(one.__getitem__, unique) if alone in keys}
-        n = len(words)
-        for i in [i for i, word in enumerate(words) if word in starts]:  # the words that open a longer key
-            start = words[i]
-            for end in range(i + 1, min(n, i + 6)):  # the key's last word, as its key alone
-                key = f"{start} {one[words[end]]}"
-                if key in keys:
-                    found.add(key)
-                start = f"{start} {words[end]}"
-                if start not in starts:
-                    break
-        containing.update(found)
-        if pid in among:
-            within.update(found)
-    plural: dict[str, float] = {}
-    by_singular: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for form, count in forms.items():
-        one = singularize(form)
-        by_singular[one][form != one] += count
-    for key in keys:
-        if " " not in key and key in by_singular:
-            single, many = by_singular[key]
-            plural[key] = many / (single + many) if single + many else 0.0
-    return containing, plural, within
+def _sum(table: ConceptTable, weights: Weights, partition: tuple[Sequence[PaperText], TermCounts]) -> VectorSums:
+    """Round B's map."""
+    return sum_vectors(table, weights, *partition)

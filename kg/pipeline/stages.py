@@ -292,10 +292,10 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                    beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"),
                                    partition_size=_partition_size(spec, executor=options.executor),
                                    rounds=_rounds(options.executor))
-        with timeline.stage("specificity"):
+        with timeline.stage("specificity"):  # in two partitions: one here, one in a forked copy
             index = score_specificity(index, {p.id: p.document for p in papers},
-                                      {p.id: p.keywords for p in papers if p.keywords},
-                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' cohesion"))
+                                      {p.id: p.keywords for p in papers if p.keywords}, partition_size=-(-len(papers) // 2),
+                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' specificity"))
     finally:
         if models is not None:
             with timeline.stage("stop model process"):

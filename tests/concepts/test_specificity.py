@@ -144,8 +144,8 @@ def test_keywords_that_name_no_concept_are_not_read():
     assert not {c.key: c for c in score_specificity(index, texts, named).concepts}["analysis"].generic
 
 
-def test_the_cohesion_measured_in_a_forked_process_gives_the_same_evidence():
-    # kg build measures the cohesion in a forked copy of itself while it counts the texts (`beside`)
+def test_half_the_partitions_run_in_a_forked_process_give_the_same_evidence():
+    # kg build maps and adds half the partitions of each round in a forked copy of itself (`beside`)
     from kg.concepts.specificity import concept_evidence
     from kg.pipeline.fork import Forked
 
@@ -155,9 +155,91 @@ def test_the_cohesion_measured_in_a_forked_process_gives_the_same_evidence():
 
     def forked(fn):
         ran.append(fn)
-        return Forked(fn, doing="measuring the concepts' cohesion")
+        return Forked(fn, doing="measuring the concepts' specificity")
 
-    alone = concept_evidence(concepts, texts)
-    assert concept_evidence(concepts, texts, beside=forked) == alone and len(ran) == 1
+    alone = concept_evidence(concepts, texts, partition_size=4)
+    assert concept_evidence(concepts, texts, partition_size=4, beside=forked) == alone and len(ran) == 2  # the same sums
     assert any(e.cohesion is not None for e in alone.values())
 
+
+def _rich_corpus():
+    """`_corpus` with broader concepts set by hand (chains, concepts no paper names, a cycle, an unknown
+    one), a paper with an empty text, papers known only by the concepts that name them, and keywords of
+    half the papers (each naming a concept by its key, label or alternative label, and a foreign one)."""
+    from kg.concepts.model import Concept, ConceptIndex
+
+    texts, extractions = _corpus()
+    concepts = {c.key: c for c in merge_concepts(extractions).concepts}
+    broader = {"transmon": ["superconducting qubit"], "superconducting qubit": ["quantum computing"],
+               "policy gradient": ["reinforcement learning"], "actor critic": ["policy gradient", "reinforcement learning"],
+               "value function": ["reinforcement learning"], "reinforcement learning": ["machine learning"],
+               "machine learning": ["value function"], "chaperone binding": ["protein folding", "nowhere"]}
+    extra = [Concept("quantum-computing", "quantum computing", "quantum computing", ("QC",), ()),
+             Concept("machine-learning", "machine learning", "machine learning", ("ML",), ("ghost1",)),
+             Concept("ghost", "ghost", "ghost", (), ("ghost1", "ghost2", "physics3", "blank"))]
+    ids = {**{k: c.id for k, c in concepts.items()}, **{c.key: c.id for c in extra}, "nowhere": "nowhere"}
+    listed = [replace(c, broader=tuple(ids[b] for b in broader.get(c.key, ()))) for c in [*concepts.values(), *extra]]
+    named = ["QC", "policy-gradient", "Protein Folding", "analysis", "ML", "results", "Transmon", "reward shaping"]
+    keywords = {pid: [kw, "Quantenphysik"] for pid, kw in zip(sorted(texts)[::2], named * 2)}
+    return ConceptIndex(tuple(listed), {}), {**texts, "blank": ""}, {**keywords, "ml1": []}
+
+
+def _same(a, b, tolerance=1e-9):
+    """Evidence alike: the counts exactly, the cohesion within *tolerance* (sums in another order)."""
+    def counts(e):
+        return replace(e, cohesion=e.cohesion is None)
+
+    return a.keys() == b.keys() and all(counts(a[k]) == counts(b[k]) and (a[k].cohesion is None or abs(a[k].cohesion - b[k].cohesion) <= tolerance)
+                                        for k in a)
+
+
+@pytest.mark.parametrize("corpus", ["plain", "rich"])
+def test_partitions_of_any_size_give_the_same_evidence(corpus):
+    from kg.concepts.specificity import concept_evidence
+
+    if corpus == "plain":
+        texts, extractions = _corpus()
+        concepts, keywords = merge_concepts(extractions).concepts, None
+    else:
+        index, texts, keywords = _rich_corpus()
+        concepts = index.concepts
+    whole = concept_evidence(concepts, texts, keywords)
+    assert any(e.cohesion is not None for e in whole.values())
+    assert corpus == "plain" or any(e.chosen for e in whole.values())
+    for size in (1, 2, 7, len(texts) + 3):
+        assert _same(concept_evidence(concepts, texts, keywords, partition_size=size), whole), size
+
+
+def test_the_evidence_is_what_it_was_before_partitions():
+    """The golden file was written by `concept_evidence` before it ran in partitions (main at 39c0cfa):
+    the evidence of `_corpus` without and with keywords, and of `_rich_corpus`."""
+    import json
+    from pathlib import Path
+
+    from kg.concepts.specificity import concept_evidence
+
+    golden = json.loads((Path(__file__).resolve().parents[1] / "data" / "golden" / "specificity-evidence.json").read_text())
+    texts, extractions = _corpus()
+    index, rich, rich_keywords = _rich_corpus()
+    keywords = {"physics0": ["Analysis", "qubits"], "biology1": ["analyses"], "ml2": ["ANALYSIS", "policy"], "ml3": []}
+    now = {"plain": concept_evidence(merge_concepts(extractions).concepts, texts),
+           "keywords": concept_evidence(merge_concepts(extractions).concepts, texts, keywords, partition_size=8),
+           "rich": concept_evidence(index.concepts, rich, rich_keywords, partition_size=5)}
+    for name, evidence in now.items():
+        assert _same(evidence, {k: Evidence(*v) for k, v in golden[name].items()}), name
+
+
+def test_the_tfidf_rows_are_sklearns():
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from kg.concepts.evidence import TFIDF, ConceptTable, add_counts, analyze_texts, count_texts, partition_papers, tfidf_rows, weigh
+
+    texts, _ = _corpus()
+    texts = {**texts, "blank": "", "odd": "Policy, POLICY and policies: the reward's rewards 42 times"}
+    expected = TfidfVectorizer(**TFIDF).fit_transform([t.lower() for t in texts.values()]).toarray()
+    table, partitions = ConceptTable.of(()), partition_papers((), texts, size=4)
+    terms = [analyze_texts(papers) for papers in partitions]
+    weights = weigh(add_counts(count_texts(table, papers, t) for papers, t in zip(partitions, terms)), table)
+    got = np.vstack([tfidf_rows(weights, t).toarray() for t in terms])
+    assert got.shape == expected.shape and np.abs(got - expected).max() <= 1e-12
