@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 P, T = TypeVar("P"), TypeVar("T")
 
 __all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts", "add_sums",
-           "analyze_texts", "cohesion", "count_texts", "map_reduce", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
+           "analyze_texts", "cohesion", "count_texts", "map_reduce", "part_counts", "part_sums", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
 
 # The TF-IDF of the cohesion (`kg.concepts.specificity`): on the lowercased texts, English stop words out,
 # sublinear term frequencies, terms of two texts or more.
@@ -272,14 +272,20 @@ def tfidf_rows(weights: Weights, terms: TermCounts) -> sparse.csr_matrix:
     return normalize(X, norm="l2", copy=False) if X.shape[0] else X  # (sklearn's normalize takes no empty matrix)
 
 
+# Round B adds TF-IDF entries as whole multiples of 2^-40 (`UNIT`): integer sums are exact in any order, so the
+# cohesion is the same whatever the partitions and wherever they are added (up to 2^23 papers under a concept).
+UNIT = 2.0 ** 40
+
+
 @dataclass(frozen=True, eq=False)
 class VectorSums:
-    """Round B's sums over some papers' TF-IDF rows: of all of them (``total``, and ``squares``, their squared
-    entries), and for each measured concept (rows as in `Weights.measured`) of those under it (``S``; ``Q``,
-    their squared entries but in its own words' columns), and how many (``sizes``)."""
+    """Round B's sums over some papers' TF-IDF rows, in units of 1 / `UNIT` (int64, exact in any order): of
+    all of them (``total``, and ``squares``, their squared entries), and for each measured concept (rows as
+    in `Weights.measured`) of those under it (``S``; ``Q``, their squared entries but in its own words'
+    columns), and how many (``sizes``)."""
 
     total: np.ndarray
-    squares: float
+    squares: int
     S: sparse.csr_matrix
     Q: np.ndarray
     sizes: np.ndarray
@@ -293,18 +299,26 @@ def sum_vectors(table: ConceptTable, weights: Weights, papers: Sequence[PaperTex
     papers = [p for p in papers if p.text is not None]
     X = tfidf_rows(weights, terms)
     X2 = X.multiply(X).tocsr()
+    X.data, X2.data = _units(X.data), _units(X2.data)
     row = {cid: r for r, cid in enumerate(weights.measured)}
     members = [(row[above], i) for i, p in enumerate(papers)
                for above in {a for cid in p.concepts for a in table.up.get(cid, (cid,))} if above in row]
     rows, cols = np.array(members, dtype=np.int64).reshape(-1, 2).T
-    M = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(weights.measured), len(papers)))
-    Q = M @ np.asarray(X2.sum(axis=1)).ravel()  # (each row's squares: 1, or 0 for a text without a term)
+    M = sparse.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(len(weights.measured), len(papers)))
+    Q = M @ np.asarray(X2.sum(axis=1)).ravel()  # (each row's squares: about UNIT, or 0 for a text without a term)
     own_rows, own_cols = weights.own
     if len(own_rows):  # the squares in the concepts' own words' columns left out
         words, column = np.unique(own_cols, return_inverse=True)
         np.subtract.at(Q, own_rows, np.asarray((M @ X2[:, words]).tocsr()[own_rows, column]).ravel())
-    return VectorSums(np.asarray(X.sum(axis=0)).ravel(), float(X2.sum()), (M @ X).tocsr(), Q,
+    return VectorSums(np.asarray(X.sum(axis=0)).ravel(), int(X2.sum()), (M @ X).tocsr(), Q,
                       np.bincount(rows, minlength=len(weights.measured)))
+
+
+def _units(values: np.ndarray) -> np.ndarray:
+    """*values* (in [0, 1]) as whole numbers of 1 / `UNIT`."""
+    import numpy as np
+
+    return np.rint(values * UNIT).astype(np.int64)
 
 
 def add_sums(parts: Sequence[VectorSums]) -> VectorSums | None:
@@ -328,17 +342,30 @@ def cohesion(weights: Weights, sums: VectorSums | None) -> dict[str, float]:
     n = weights.texts
     if sums is None or not weights.measured:
         return {}
-    baseline = (sums.total @ sums.total - sums.squares) / (n * (n - 1))
+    total = sums.total / UNIT
+    baseline = (total @ total - sums.squares / UNIT) / (n * (n - 1))
     if baseline <= 0:
         return {}
-    norms = np.asarray(sums.S.multiply(sums.S).sum(axis=1)).ravel()
+    S = sums.S.astype(np.float64) / UNIT
+    S.sum_duplicates()  # (canonical: its sums read the entries in one order)
+    norms = np.asarray(S.multiply(S).sum(axis=1)).ravel()
     own_rows, own_cols = weights.own
     if len(own_rows):  # the concepts' own words left out
-        np.subtract.at(norms, own_rows, np.asarray(sums.S[own_rows, own_cols]).ravel() ** 2)
+        np.subtract.at(norms, own_rows, np.asarray(S[own_rows, own_cols]).ravel() ** 2)
     sizes = sums.sizes.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        values = (norms - sums.Q) / (sizes * (sizes - 1)) / baseline
+        values = (norms - sums.Q / UNIT) / (sizes * (sizes - 1)) / baseline
     return {cid: float(v) for cid, v, k in zip(weights.measured, values.tolist(), sums.sizes.tolist()) if k >= 2}
+
+
+def part_counts(papers: Sequence[PaperText], terms: TermCounts, *, table: ConceptTable) -> TextCounts:
+    """Round A's map as `kg.common.rounds.Rounds` runs it: `count_texts` of a partition and its terms."""
+    return count_texts(table, papers, terms)
+
+
+def part_sums(papers: Sequence[PaperText], terms: TermCounts, *, table: ConceptTable, weights: Weights) -> VectorSums:
+    """Round B's map as `kg.common.rounds.Rounds` runs it: `sum_vectors` of a partition and its terms."""
+    return sum_vectors(table, weights, papers, terms)
 
 
 def map_reduce(fn: Callable[[P], T], add: Callable[[Sequence[T]], T], partitions: Sequence[P], *,

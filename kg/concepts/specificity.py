@@ -39,9 +39,10 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from kg.common.processes import Beside
+from kg.common.rounds import LocalRounds, Rounds
 from kg.concepts.evidence import (ConceptTable, PaperText, TermCounts, TextCounts, VectorSums, Weights, add_counts, add_sums,
-                                  analyze_texts, count_texts, map_reduce, partition_papers, plural_shares, sum_vectors, tfidf_analyzer,
-                                  weigh)
+                                  analyze_texts, count_texts, map_reduce, part_counts, part_sums, partition_papers, plural_shares,
+                                  sum_vectors, tfidf_analyzer, weigh)
 from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
 
@@ -125,11 +126,12 @@ def specificity(e: Evidence) -> float:
 
 def score_specificity(index: ConceptIndex, texts: Mapping[str, str],
                       keywords: Mapping[str, Sequence[str]] | None = None, *, partition_size: int | None = None,
-                      beside: Beside | None = None) -> ConceptIndex:
+                      beside: Beside | None = None, rounds: Rounds | None = None) -> ConceptIndex:
     """*index* with each concept's `specificity` (3 decimals) and `generic` set, measured on the
     papers' *texts* (paper id -> text; the papers of *index*) and their authors' *keywords*
-    (paper id -> keywords, for the papers that have some); *partition_size* and *beside* as `concept_evidence` takes them."""
-    evidence = concept_evidence(index.concepts, texts, keywords, partition_size=partition_size, beside=beside)
+    (paper id -> keywords, for the papers that have some); *partition_size*, *beside* and *rounds* as
+    `concept_evidence` takes them."""
+    evidence = concept_evidence(index.concepts, texts, keywords, partition_size=partition_size, beside=beside, rounds=rounds)
     scored = []
     for c in index.concepts:
         value = round(specificity(evidence[c.id]), 3)
@@ -139,21 +141,30 @@ def score_specificity(index: ConceptIndex, texts: Mapping[str, str],
 
 def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
                      keywords: Mapping[str, Sequence[str]] | None = None, *, partition_size: int | None = None,
-                     beside: Beside | None = None) -> dict[str, Evidence]:
+                     beside: Beside | None = None, rounds: Rounds | None = None) -> dict[str, Evidence]:
     """The `Evidence` of each concept (by id), from the corpus *texts* (paper id -> text) and the
     authors' *keywords* (paper id -> keywords): two rounds of a map over partitions of *partition_size*
-    papers (None: one) and a reduce (`kg.concepts.evidence`), the same figures whatever the partitions (the
-    cohesion to float rounding). *beside* (`kg.common.processes.Beside`) may map and add the second half of
-    the partitions of each round while this process does the first (`map_reduce`)."""
+    papers (None: one) and a reduce (`kg.concepts.evidence`), the same figures, to the last bit, whatever
+    the partitions. *beside* (`kg.common.processes.Beside`) may map and add the second half of
+    the partitions of each round while this process does the first (`map_reduce`); *rounds*
+    (`kg.common.rounds.Rounds`) may run the maps elsewhere (a Dask cluster's workers: `beside` is not read)."""
     table = ConceptTable.of(concepts)
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
-    if beside is not None:
-        tfidf_analyzer()  # sklearn loaded once, before the maps fork (loading it in both takes longer)
-    terms, counts = map_reduce(partial(_count, table), _add_counts, partitions, beside=beside)  # round A
-    weights = weigh(counts, table)
     sums = None
-    if weights.measured:  # round B
-        sums = map_reduce(partial(_sum, table, weights), add_sums, list(zip(partitions, terms)), beside=beside)
+    if rounds is None or isinstance(rounds, LocalRounds):
+        if beside is not None:
+            tfidf_analyzer()  # sklearn loaded once, before the maps fork (loading it in both takes longer)
+        terms, counts = map_reduce(partial(_count, table), _add_counts, partitions, beside=beside)  # round A
+        weights = weigh(counts, table)
+        if weights.measured:  # round B
+            sums = map_reduce(partial(_sum, table, weights), add_sums, list(zip(partitions, terms)), beside=beside)
+    else:  # the partitions and their terms held where the rounds run; the tables come back
+        handles = rounds.place(partitions)
+        terms = rounds.keep(analyze_texts, handles)
+        counts = add_counts(rounds.map(part_counts, handles, terms, table=table))
+        weights = weigh(counts, table)
+        if weights.measured:
+            sums = add_sums(rounds.map(part_sums, handles, terms, table=table, weights=weights))
     cohesion = measure_cohesion(weights, sums)
     if counts.naming < KEYWORD_COVERAGE * counts.with_keywords:  # keywords that mostly name no concept say nothing
         chosen, chosen_of = Counter(), Counter()

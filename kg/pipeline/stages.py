@@ -16,6 +16,7 @@ from pathlib import Path
 import networkx as nx
 
 from kg.common.folders import CACHE
+from kg.common.rounds import LocalRounds
 from kg.concepts.merge import merge_concepts
 from kg.concepts.specificity import score_specificity
 from kg.extract.keyphrases import PaperKeyphrases, Settings
@@ -283,6 +284,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
         found, cached = extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), timeline=timeline,
                                             models=models, mentions=mentions)
         gc.disable()  # loading spaCy turns it back on
+        rounds = _rounds(options.executor)
         with timeline.stage("merge"):
             index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
                                    embed=label_embedder(models or embedder, settings.precision,
@@ -290,12 +292,12 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                                       fingerprint=fingerprint),
                                    texts={p.id: p.document for p in papers},
                                    beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"),
-                                   partition_size=_partition_size(spec, executor=options.executor),
-                                   rounds=_rounds(options.executor))
-        with timeline.stage("specificity"):  # in two partitions: one here, one in a forked copy
-            index = score_specificity(index, {p.id: p.document for p in papers},
-                                      {p.id: p.keywords for p in papers if p.keywords}, partition_size=-(-len(papers) // 2),
-                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' specificity"))
+                                   partition_size=_partition_size(spec, executor=options.executor), rounds=rounds)
+        with timeline.stage("specificity"):  # here in two partitions, one in a forked copy; on a cluster in the executor's
+            local = isinstance(rounds, LocalRounds)
+            index = score_specificity(index, {p.id: p.document for p in papers}, {p.id: p.keywords for p in papers if p.keywords},
+                                      partition_size=-(-len(papers) // 2) if local else _partition_size(spec, executor=options.executor),
+                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' specificity"), rounds=rounds)
     finally:
         if models is not None:
             with timeline.stage("stop model process"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kg.common.rounds import LocalRounds
 from kg.concepts.merge import merge_concepts
+from kg.concepts.specificity import concept_evidence, score_specificity
 from kg.scale.executor import open_executor
 from kg.scale.rounds import DaskRounds, rounds_on
 from kg.text.acronyms import definition_pairs
@@ -35,6 +36,12 @@ def test_the_merge_on_dask_workers_is_the_merge_in_this_process():
         there = merge_concepts(extractions, texts=TEXTS, partition_size=2, rounds=rounds)
         assert there.concepts == here.concepts
         assert list(there.assignment.items()) == list(here.assignment.items())
+        # specificity: partitions of 3 on the workers, the whole corpus here, the same figures to the last bit
+        keywords = {"llm1": ["large language models"], "v1": ["VQA"], "sgd": ["optimization"]}
+        measured = concept_evidence(here.concepts, TEXTS, keywords)
+        assert any(e.cohesion is not None for e in measured.values())
+        assert concept_evidence(here.concepts, TEXTS, keywords, partition_size=3, rounds=rounds) == measured
+        assert score_specificity(here, TEXTS, keywords, partition_size=3, rounds=rounds) == score_specificity(here, TEXTS, keywords)
         held = rounds.place([1, 2, 3])  # the partitions stay on the workers: handles, not values
         assert [h.result() for h in held] == [1, 2, 3] and sum(len(k) for k in executor.client.has_what().values()) >= 3
         assert rounds.map(divmod, held, [2, 2, 2]) == [(0, 1), (1, 0), (1, 1)]
