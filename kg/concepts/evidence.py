@@ -306,7 +306,7 @@ def sum_vectors(table: ConceptTable, weights: Weights, papers: Sequence[PaperTex
     rows, cols = np.array(members, dtype=np.int64).reshape(-1, 2).T
     M = sparse.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(len(weights.measured), len(papers)))
     Q = M @ np.asarray(X2.sum(axis=1)).ravel()  # (each row's squares: about UNIT, or 0 for a text without a term)
-    own_rows, own_cols = weights.own
+    own_rows, own_cols = map(np.array, weights.own)  # (copies: Dask hands a worker read-only arrays, which scipy's indexing rejects)
     if len(own_rows):  # the squares in the concepts' own words' columns left out
         words, column = np.unique(own_cols, return_inverse=True)
         np.subtract.at(Q, own_rows, np.asarray((M @ X2[:, words]).tocsr()[own_rows, column]).ravel())
@@ -349,7 +349,7 @@ def cohesion(weights: Weights, sums: VectorSums | None) -> dict[str, float]:
     S = sums.S.astype(np.float64) / UNIT
     S.sum_duplicates()  # (canonical: its sums read the entries in one order)
     norms = np.asarray(S.multiply(S).sum(axis=1)).ravel()
-    own_rows, own_cols = weights.own
+    own_rows, own_cols = map(np.array, weights.own)  # (copies: Dask hands a worker read-only arrays, which scipy's indexing rejects)
     if len(own_rows):  # the concepts' own words left out
         np.subtract.at(norms, own_rows, np.asarray(S[own_rows, own_cols]).ravel() ** 2)
     sizes = sums.sizes.astype(np.float64)

@@ -49,3 +49,29 @@ def test_the_merge_on_dask_workers_is_the_merge_in_this_process():
         assert rounds.map(int.__add__, kept, held) == [2, 6, 12]
     with open_executor("local") as executor:
         assert isinstance(rounds_on(executor), LocalRounds)
+
+
+def _many_texts(n: int = 400):
+    """*n* texts of words from a vocabulary of 300, each paper with three of its two-word phrases: tables large
+    enough that Dask sends their arrays as buffers (read-only on the worker)."""
+    import random
+
+    rng = random.Random(20261207)
+    words = [f"{a}{b}" for a in ("lat", "gra", "spe", "qua", "neu", "mol") for b in ("ent", "ph", "ctral", "ntum", "ral", "ecule",
+                                                                                       "tic", "ion", "ics", "ogy")]
+    words = [f"{w}{k}" for w in words for k in ("a", "o", "u", "e", "i")]
+    texts, phrases = {}, {}
+    for i in range(n):
+        chosen = rng.sample(words, 14)
+        texts[f"p{i}"] = " ".join(chosen) + "."
+        phrases[f"p{i}"] = [f"{chosen[k]} {chosen[k + 1]}" for k in (0, 4, 8)] + [chosen[12]]
+    return texts, phrases
+
+
+def test_specificity_on_dask_workers_with_tables_sent_as_buffers():
+    texts, phrases = _many_texts()
+    index = merge_concepts([(pid, phrases[pid], ()) for pid in texts])
+    here = concept_evidence(index.concepts, texts)
+    assert sum(e.cohesion is not None for e in here.values()) > 100
+    with open_executor("dask-local:2") as executor:
+        assert concept_evidence(index.concepts, texts, partition_size=64, rounds=rounds_on(executor)) == here
