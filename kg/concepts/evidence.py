@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-from kg.common.processes import Beside
 from kg.concepts.model import Concept
 from kg.text.phrases import normalize_phrase, singularize
 
@@ -33,10 +32,8 @@ if TYPE_CHECKING:
     import numpy as np
     from scipy import sparse
 
-P, T = TypeVar("P"), TypeVar("T")
-
 __all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts", "add_sums",
-           "analyze_texts", "cohesion", "count_texts", "map_reduce", "part_counts", "part_sums", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
+           "analyze_texts", "cohesion", "count_keys", "count_terms", "count_texts", "part_counts", "part_sums", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
 
 # The TF-IDF of the cohesion (`kg.concepts.specificity`): on the lowercased texts, English stop words out,
 # sublinear term frequencies, terms of two texts or more.
@@ -49,7 +46,8 @@ _WORDS = re.compile(r"[a-z0-9']+")  # a text's words, as its keys are looked for
 @dataclass(frozen=True)
 class ConceptTable:
     """What every partition needs to know of the concepts (per concept, never per paper): made once by `of`
-    and broadcast. Besides each concept's fields, what the maps look up: the concepts each one counts under
+    and broadcast. Besides each concept's fields, what the maps look up, each made where it is first read
+    (the keys' counts and the TF-IDF rounds run in two processes): the concepts each one counts under
     (itself and those above it, ``broader`` transitively), the concept a keyword names and the starts of
     the keys of several words."""
 
@@ -58,19 +56,18 @@ class ConceptTable:
     labels: tuple[str, ...]
     alt_labels: tuple[tuple[str, ...], ...]
     broader: tuple[tuple[str, ...], ...]
-    up: Mapping[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
-    naming: Mapping[str, str] = field(init=False, repr=False, compare=False)
-    starts: frozenset[str] = field(init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, concepts: Sequence[Concept]) -> ConceptTable:
         return cls(tuple(c.id for c in concepts), tuple(c.key for c in concepts), tuple(c.label for c in concepts),
                    tuple(tuple(c.alt_labels) for c in concepts), tuple(tuple(c.broader) for c in concepts))
 
-    def __post_init__(self) -> None:
+    @cached_property
+    def up(self) -> dict[str, tuple[str, ...]]:
+        """Each concept's id -> itself, then every concept above it that the table has."""
         parents = dict(zip(self.ids, self.broader))
         up = {}
-        for cid in self.ids:  # itself, then every concept above it that the table has
+        for cid in self.ids:
             seen, todo = {cid: None}, list(parents[cid])
             while todo:
                 above = todo.pop()
@@ -78,19 +75,27 @@ class ConceptTable:
                     seen[above] = None
                     todo.extend(parents[above])
             up[cid] = tuple(seen)
-        naming = dict(zip(self.keys, self.ids))  # a concept's own key first, then the others' labels
+        return up
+
+    @cached_property
+    def naming(self) -> dict[str, str]:
+        """A keyword as keys are written -> the concept it names: a concept's own key first, then the others' labels."""
+        naming = dict(zip(self.keys, self.ids))
         for cid, label, alt in zip(self.ids, self.labels, self.alt_labels):
             for form in (label, *alt):
                 naming.setdefault(_keyword_key(form), cid)
-        # the words before the last of each key of two to six words, and each of their starts: a text's words
-        # are followed only as long as they are the start of some key (a longer key is in no text)
+        return naming
+
+    @cached_property
+    def starts(self) -> frozenset[str]:
+        """The words before the last of each key of two to six words, and each of their starts: a text's words
+        are followed only as long as they are the start of some key (a longer key is in no text)."""
         starts = set()
         for key in self.keys:
             words = key.split(" ")
             if 1 < len(words) <= 6:
                 starts.update(" ".join(words[:k]) for k in range(1, len(words)))
-        for name, value in (("up", up), ("naming", naming), ("starts", frozenset(starts))):
-            object.__setattr__(self, name, value)
+        return frozenset(starts)
 
 
 @dataclass(frozen=True)
@@ -164,20 +169,37 @@ def analyze_texts(papers: Iterable[PaperText]) -> TermCounts:
     return TermCounts(tuple(column), counts)
 
 
-def count_texts(table: ConceptTable, papers: Iterable[PaperText], terms: TermCounts) -> TextCounts:
-    """Round A's map: the `TextCounts` of a partition's *papers* (their *terms*: `analyze_texts`)."""
+def count_texts(table: ConceptTable, papers: Sequence[PaperText], terms: TermCounts) -> TextCounts:
+    """Round A's map: the `TextCounts` of a partition's *papers* (their *terms*: `analyze_texts`), both halves of it:
+    `count_terms` and `count_keys`."""
+    return add_counts([count_terms(table, papers, terms), count_keys(table, papers)])
+
+
+def count_terms(table: ConceptTable, papers: Iterable[PaperText], terms: TermCounts) -> TextCounts:
+    """The half of round A that round B needs: the texts, the document frequency of each term, the papers named
+    by and under each concept."""
     import numpy as np
 
-    keys, singles = set(table.keys), {k for k in table.keys if " " not in k}
-    containing, forms, chosen, within, named, under = (Counter() for _ in range(6))
-    texts = with_keywords = naming = 0
-    one: dict[str, str] = {}  # each word -> its key alone (lowercase, American, singular)
+    named, under = Counter(), Counter()
+    texts = 0
     for paper in papers:
         named.update(paper.concepts)
         under.update({above for cid in paper.concepts for above in table.up.get(cid, (cid,))})
+        texts += paper.text is not None
+    df = Counter(dict(zip(terms.terms, np.bincount(terms.counts.indices, minlength=len(terms.terms)).tolist())))
+    return TextCounts(texts, df, named=named, under=under)
+
+
+def count_keys(table: ConceptTable, papers: Iterable[PaperText]) -> TextCounts:
+    """The half of round A that round B does not need: the texts that contain each key, the word forms, the
+    authors' keywords that name a concept."""
+    keys, singles = set(table.keys), {k for k in table.keys if " " not in k}
+    containing, forms, chosen, within = (Counter() for _ in range(4))
+    with_keywords = naming = 0
+    one: dict[str, str] = {}  # each word -> its key alone (lowercase, American, singular)
+    for paper in papers:
         if paper.text is None:
             continue
-        texts += 1
         words = _WORDS.findall(paper.text.lower())
         forms.update(words)
         found = _keys_in(words, keys, table.starts, one)
@@ -189,8 +211,7 @@ def count_texts(table: ConceptTable, papers: Iterable[PaperText], terms: TermCou
             chosen.update(names)
             naming += bool(names)
     forms = Counter({form: n for form, n in forms.items() if singularize(form) in singles})
-    df = Counter(dict(zip(terms.terms, np.bincount(terms.counts.indices, minlength=len(terms.terms)).tolist())))
-    return TextCounts(texts, df, containing, forms, with_keywords, naming, chosen, within, named, under)
+    return TextCounts(containing=containing, forms=forms, with_keywords=with_keywords, naming=naming, chosen=chosen, within=within)
 
 
 def add_counts(parts: Iterable[TextCounts]) -> TextCounts:
@@ -366,19 +387,6 @@ def part_counts(papers: Sequence[PaperText], terms: TermCounts, *, table: Concep
 def part_sums(papers: Sequence[PaperText], terms: TermCounts, *, table: ConceptTable, weights: Weights) -> VectorSums:
     """Round B's map as `kg.common.rounds.Rounds` runs it: `sum_vectors` of a partition and its terms."""
     return sum_vectors(table, weights, papers, terms)
-
-
-def map_reduce(fn: Callable[[P], T], add: Callable[[Sequence[T]], T], partitions: Sequence[P], *,
-               beside: Beside | None = None) -> T:
-    """``add([fn(p) for p in partitions])``, where *add* adds the first half of the partitions' values (the
-    larger) to the second's. *beside* (`kg.common.processes.Beside`) may map and add the second half while
-    this process does the first: only the half's sum comes back."""
-    if beside is None or len(partitions) < 2:
-        return add([fn(papers) for papers in partitions])
-    half = (len(partitions) + 1) // 2
-    pending = beside(lambda: add([fn(papers) for papers in partitions[half:]]))
-    here = add([fn(papers) for papers in partitions[:half]])
-    return add([here, pending.result()])
 
 
 @cache

@@ -38,11 +38,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from kg.common.processes import Beside
+from kg.common.processes import Beside, Now
 from kg.common.rounds import LocalRounds, Rounds
-from kg.concepts.evidence import (ConceptTable, PaperText, TermCounts, TextCounts, VectorSums, Weights, add_counts, add_sums,
-                                  analyze_texts, count_texts, map_reduce, part_counts, part_sums, partition_papers, plural_shares,
-                                  sum_vectors, tfidf_analyzer, weigh)
+from kg.concepts.evidence import (ConceptTable, PaperText, TextCounts, add_counts, add_sums, analyze_texts, count_keys, count_terms,
+                                  part_counts, part_sums, partition_papers, plural_shares, sum_vectors, tfidf_analyzer, weigh)
 from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
 
@@ -145,27 +144,26 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     """The `Evidence` of each concept (by id), from the corpus *texts* (paper id -> text) and the
     authors' *keywords* (paper id -> keywords): two rounds of a map over partitions of *partition_size*
     papers (None: one) and a reduce (`kg.concepts.evidence`), the same figures, to the last bit, whatever
-    the partitions. *beside* (`kg.common.processes.Beside`) may map and add the second half of
-    the partitions of each round while this process does the first (`map_reduce`); *rounds*
+    the partitions. *beside* (`kg.common.processes.Beside`) may run the TF-IDF half of round A and round B
+    while this process counts the keys in the texts (the other half of round A); *rounds*
     (`kg.common.rounds.Rounds`) may run the maps elsewhere (a Dask cluster's workers: `beside` is not read)."""
     table = ConceptTable.of(concepts)
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
-    sums = None
     if rounds is None or isinstance(rounds, LocalRounds):
         if beside is not None:
-            tfidf_analyzer()  # sklearn loaded once, before the maps fork (loading it in both takes longer)
-        terms, counts = map_reduce(partial(_count, table), _add_counts, partitions, beside=beside)  # round A
-        weights = weigh(counts, table)
-        if weights.measured:  # round B
-            sums = map_reduce(partial(_sum, table, weights), add_sums, list(zip(partitions, terms)), beside=beside)
+            tfidf_analyzer()  # sklearn loaded once, before the fork (loading it in both takes longer)
+        # the TF-IDF half of round A, then round B, beside the keys' half of round A: two passes over the texts at once
+        pending = (beside or Now)(partial(_cohesion_rounds, table, partitions))
+        keyed = add_counts(count_keys(table, papers) for papers in partitions)
+        counts, cohesion = pending.result()
+        counts = add_counts([counts, keyed])
     else:  # the partitions and their terms held where the rounds run; the tables come back
         handles = rounds.place(partitions)
         terms = rounds.keep(analyze_texts, handles)
         counts = add_counts(rounds.map(part_counts, handles, terms, table=table))
         weights = weigh(counts, table)
-        if weights.measured:
-            sums = add_sums(rounds.map(part_sums, handles, terms, table=table, weights=weights))
-    cohesion = measure_cohesion(weights, sums)
+        sums = add_sums(rounds.map(part_sums, handles, terms, table=table, weights=weights)) if weights.measured else None
+        cohesion = measure_cohesion(weights, sums)
     if counts.naming < KEYWORD_COVERAGE * counts.with_keywords:  # keywords that mostly name no concept say nothing
         chosen, chosen_of = Counter(), Counter()
     else:
@@ -176,17 +174,11 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
             for c in concepts}
 
 
-def _count(table: ConceptTable, papers: Sequence[PaperText]) -> tuple[tuple[TermCounts, ...], TextCounts]:
-    """Round A's map, and its partition's terms, kept for round B."""
-    terms = analyze_texts(papers)
-    return (terms,), count_texts(table, papers, terms)
-
-
-def _add_counts(parts: Sequence[tuple[tuple[TermCounts, ...], TextCounts]]) -> tuple[tuple[TermCounts, ...], TextCounts]:
-    """Round A's reduce, and the partitions' terms in their order."""
-    return tuple(t for terms, _ in parts for t in terms), add_counts(counts for _, counts in parts)
-
-
-def _sum(table: ConceptTable, weights: Weights, partition: tuple[Sequence[PaperText], TermCounts]) -> VectorSums:
-    """Round B's map."""
-    return sum_vectors(table, weights, *partition)
+def _cohesion_rounds(table: ConceptTable, partitions: Sequence[Sequence[PaperText]]) -> tuple[TextCounts, dict[str, float]]:
+    """The TF-IDF half of round A (`count_terms`) and round B over *partitions*, in order: the counts round B
+    read, and each measured concept's cohesion."""
+    terms = [analyze_texts(papers) for papers in partitions]
+    counts = add_counts(count_terms(table, papers, t) for papers, t in zip(partitions, terms))
+    weights = weigh(counts, table)
+    sums = add_sums([sum_vectors(table, weights, papers, t) for papers, t in zip(partitions, terms)]) if weights.measured else None
+    return counts, measure_cohesion(weights, sums)

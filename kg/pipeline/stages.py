@@ -284,7 +284,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
         found, cached = extract_with_cache(papers, options, fingerprint=fingerprint, out=Path(out), timeline=timeline,
                                             models=models, mentions=mentions)
         gc.disable()  # loading spaCy turns it back on
-        rounds = _rounds(options.executor)
+        rounds = _rounds(options.executor)  # here, the merge and specificity read the papers whole (and fork)
+        size = None if isinstance(rounds, LocalRounds) else _partition_size(spec, executor=options.executor)
         with timeline.stage("merge"):
             index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],
                                    embed=label_embedder(models or embedder, settings.precision,
@@ -292,12 +293,11 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                                       fingerprint=fingerprint),
                                    texts={p.id: p.document for p in papers},
                                    beside=lambda fn: Forked(fn, doing="reading the abstracts for named instances"),
-                                   partition_size=_partition_size(spec, executor=options.executor), rounds=rounds)
-        with timeline.stage("specificity"):  # here in two partitions, one in a forked copy; on a cluster in the executor's
-            local = isinstance(rounds, LocalRounds)
+                                   partition_size=size, rounds=rounds)
+        with timeline.stage("specificity"):
             index = score_specificity(index, {p.id: p.document for p in papers}, {p.id: p.keywords for p in papers if p.keywords},
-                                      partition_size=-(-len(papers) // 2) if local else _partition_size(spec, executor=options.executor),
-                                      beside=lambda fn: Forked(fn, doing="measuring the concepts' specificity"), rounds=rounds)
+                                      partition_size=size, beside=lambda fn: Forked(fn, doing="measuring the concepts' cohesion"),
+                                      rounds=rounds)
     finally:
         if models is not None:
             with timeline.stage("stop model process"):
@@ -317,12 +317,17 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
 
 
 def _rounds(executor):
-    """Where the rounds after extraction run (`kg.common.rounds.Rounds`): on the Dask cluster extraction
-    ran on when it is open (or was given open), else in this process."""
+    """Where the rounds after extraction run (`kg.common.rounds.Rounds`): on the workers of a Dask cluster
+    given open, or of the ``dask://`` cluster extraction ran on; else in this process, which on one machine is
+    faster than the workers of a cluster kg started on it (docs/scaling.md: the rounds' data travels to them and
+    back, and the build process waits meanwhile)."""
+    from kg.common.rounds import LocalRounds
     from kg.scale.executor import SharedExecutor
     from kg.scale.rounds import rounds_on
 
-    return rounds_on(executor.opened if isinstance(executor, SharedExecutor) else executor)
+    if isinstance(executor, SharedExecutor):
+        return rounds_on(executor.opened) if executor.spec.kind == "dask" else LocalRounds()
+    return rounds_on(executor)
 
 
 def _partition_size(spec, *, executor) -> int:
