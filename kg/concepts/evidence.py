@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     import numpy as np
     from scipy import sparse
 
-__all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts", "add_sums",
-           "analyze_texts", "cohesion", "count_keys", "count_terms", "count_texts", "part_counts", "part_sums", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
+__all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts",
+           "add_sums", "analyze_texts", "cohesion", "count_keys", "count_terms", "count_texts", "part_counts",
+           "part_sums", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
 
 # The TF-IDF of the cohesion (`kg.concepts.specificity`): on the lowercased texts, English stop words out,
 # sublinear term frequencies, terms of two texts or more.

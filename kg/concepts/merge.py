@@ -176,7 +176,8 @@ def merge_concepts(
 
     The papers are read in partitions of *partition_size* (None: one), each pass over them a map
     whose results are added in partition order (`merge_rounds`, where *rounds* runs them): the result
-    depends neither on the size nor on where they run (docs/design.md, "Why the merge runs in rounds over partitions").
+    depends neither on the size nor on where they run (docs/design.md, "Why the stages after extraction
+    run in rounds over partitions").
     """
     return merge_rounds(merge_parts(extractions, texts, partition_size), embed=embed, threshold=threshold,
                         synonym_threshold=synonym_threshold, beside=beside, rounds=rounds)
