@@ -344,9 +344,9 @@ def _units(values: np.ndarray) -> np.ndarray:
 
 
 def add_sums(parts: Sequence[VectorSums]) -> VectorSums | None:
-    """Round B's reduce: the partitions' `VectorSums` added (None without a partition), in a fixed order: the
-    sum of the first half of them (the larger) plus that of the second, each added so in turn. Halves
-    added apart (`map_reduce`) give the same figures, and each partial sum is added about log2(n) times."""
+    """Round B's reduce: the partitions' `VectorSums` added (None without a partition): whole numbers, so in
+    any order the same; in pairs (the first half's sum plus the second's), so that each partial sum is added
+    about log2(n) times rather than once per partition after it."""
     if len(parts) <= 1:
         return parts[0] if parts else None
     half = (len(parts) + 1) // 2
