@@ -193,32 +193,25 @@ def _propose_broader(G: nx.Graph, narrower: str, broader: str) -> None:
     data.setdefault("broader_stated", []).append(broader)
 
 
-def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None:
+def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]], *, partition_size: int = 4096) -> None:
     """Concept-concept edges with the number of papers that share both (the bipartite
     projection of *concepts_of*, each paper's concept nodes), marked as `_related` says; only
     among the concepts `_projected` keeps.
 
-    The pairs are counted with numpy, and the edges added in the order of their sorted
+    The pairs are counted a partition of papers at a time (`pair_counts`, added by `add_pair_counts`: a
+    round, as the stages after extraction run), and the edges added in the order of their sorted
     (concept, concept) pairs, so each concept's new neighbours follow in sorted order."""
     import numpy as np
 
     concepts_of = _projected(G, concepts_of)
     names = sorted({c for found in concepts_of.values() for c in found})
     position = {c: i for i, c in enumerate(names)}  # in sorted order, as the pairs are
-    by_size: dict[int, list[list[int]]] = {}  # a paper's sorted concept positions, by their number
-    for found in concepts_of.values():
-        if len(found) >= 2:
-            by_size.setdefault(len(found), []).append(sorted(map(position.__getitem__, found)))
-    if not by_size:
+    rows = [[position[c] for c in found] for found in concepts_of.values() if len(found) >= 2]
+    codes, count = add_pair_counts([pair_counts(rows[i:i + partition_size], len(names))
+                                    for i in range(0, len(rows), partition_size)])
+    if not len(codes):
         return
-    n = len(names)
-    codes = []  # each pair (a, b), a < b, within a paper as a * n + b
-    for size, rows in by_size.items():
-        first, second = np.triu_indices(size, 1)
-        rows = np.array(rows, dtype=np.int64)
-        codes.append((rows[:, first] * n + rows[:, second]).ravel())
-    codes, count = np.unique(np.concatenate(codes), return_counts=True)
-    first, second = np.divmod(codes, n)
+    first, second = np.divmod(codes, len(names))
     papers = np.array([G.nodes[c]["papers"] for c in names], dtype=np.int64)
     # count / sqrt(papers_a * papers_b) as Python computes it (IEEE division and square root),
     # rounded by Python's round (decimal-exact, unlike numpy's) once per distinct value
@@ -228,6 +221,41 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> None
     data = ({"kind": "cooccurs", "count": c, "association": s, "related": r}  # made as added (networkx copies each)
             for c, s, r in zip(count.tolist(), association.tolist(), related.tolist()))
     G.add_edges_from(zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
+
+
+def pair_counts(rows: Sequence[Sequence[int]], n: int):
+    """The concept pairs within each of *rows* (a paper's concept positions among *n*, each once), as
+    codes ``a * n + b`` (a < b, sorted) and how many rows have each: a partition's share of the projection."""
+    import numpy as np
+
+    by_size: dict[int, list[list[int]]] = {}  # a paper's sorted concept positions, by their number
+    for row in rows:
+        if len(row) >= 2:
+            by_size.setdefault(len(row), []).append(sorted(row))
+    if not by_size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    codes = []
+    for size, found in by_size.items():
+        first, second = np.triu_indices(size, 1)
+        found = np.array(found, dtype=np.int64)
+        codes.append((found[:, first] * n + found[:, second]).ravel())
+    return np.unique(np.concatenate(codes), return_counts=True)
+
+
+def add_pair_counts(parts):
+    """The `pair_counts` of several partitions added: each code once, sorted, with its total (integers: the
+    same in any order)."""
+    import numpy as np
+
+    parts = [(codes, count) for codes, count in parts if len(codes)]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if len(parts) == 1:
+        return parts[0]
+    codes, which = np.unique(np.concatenate([codes for codes, _ in parts]), return_inverse=True)
+    total = np.zeros(len(codes), dtype=np.int64)
+    np.add.at(total, which.ravel(), np.concatenate([count for _, count in parts]).astype(np.int64))
+    return codes, total
 
 
 def _projected(G: nx.Graph, concepts_of: Mapping[str, list[str]]) -> Mapping[str, list[str]]:
