@@ -41,7 +41,7 @@ from functools import partial
 from kg.common.processes import Beside, Now
 from kg.common.rounds import LocalRounds, Rounds
 from kg.concepts.evidence import (ConceptTable, PaperText, TextCounts, add_counts, add_sums, analyze_texts, count_keys, count_terms,
-                                  part_counts, part_sums, partition_papers, plural_shares, sum_vectors, tfidf_analyzer, weigh)
+                                  part_counts, part_sums, partition_papers, plural_shares, sum_vectors, weigh)
 from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
 
@@ -150,8 +150,6 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     table = ConceptTable.of(concepts)
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
     if rounds is None or isinstance(rounds, LocalRounds):
-        if beside is not None:
-            tfidf_analyzer()  # sklearn loaded once, before the fork (loading it in both takes longer)
         # the TF-IDF half of round A, then round B, beside the keys' half of round A: two passes over the texts at once
         pending = (beside or Now)(partial(_cohesion_rounds, table, partitions))
         keyed = add_counts(count_keys(table, papers) for papers in partitions)
