@@ -49,7 +49,7 @@ def instance_candidates(keys: Iterable[str]) -> dict[str, list[str]]:
     """The pairs `named_instances` looks for among *keys*: each one-word key P -> the nouns c of the keys P c."""
     keys = set(keys)
     wanted: dict[str, list[str]] = defaultdict(list)
-    for key in sorted(keys):
+    for key in keys:
         stem, _, last = key.rpartition(" ")
         if stem and " " not in stem and last in INSTANCE_NOUNS and stem in keys and not is_filler(stem):
             wanted[stem].append(last)

@@ -46,7 +46,7 @@ from kg.text.noise import is_trimmed, trim_label
 from kg.text.phrases import normalize_phrase
 
 __all__ = ["MergePart", "merge_concepts", "merge_parts", "merge_rounds", "part_definitions", "part_frequencies", "part_instances",
-           "part_keys", "part_profiles", "part_senses", "part_uses"]
+           "part_keys", "part_parsed", "part_profiles", "part_senses", "part_uses"]
 
 
 def _parsed(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, str]]]]) -> dict[str, str | list[str]]:
@@ -203,10 +203,11 @@ def merge_rounds(parts: Sequence[MergePart], *, embed: Callable[[list[str]], obj
         for long, n in counter.items():
             weight[long] += n
     joined = representatives(same, weight)
+    parsed = rounds.keep(part_parsed, handles)  # each partition's phrases parsed once, for its uses and its keys
     if read:
-        found = rounds.map(part_keys, handles, _chosen_senses(rounds, handles, definitions, joined))
+        found = rounds.map(part_keys, handles, parsed, _chosen_senses(rounds, handles, parsed, definitions, joined))
     else:
-        found = rounds.map(part_keys, handles, corpus=resolve_acronyms(((pid, defs) for pid, defs, _ in definitions), same=joined))
+        found = rounds.map(part_keys, handles, parsed, corpus=resolve_acronyms(((pid, defs) for pid, defs, _ in definitions), same=joined))
     keys, surfaces, papers, long_forms = _added(found)
     del found
     alias: dict[str, str] = {}
@@ -236,10 +237,15 @@ def part_definitions(part: MergePart) -> list[tuple[str, tuple[tuple[str, str], 
     return [(pid, tuple(defs), bool(texts.get(pid))) for pid, _, defs in part.extractions if defs]
 
 
-def part_uses(part: MergePart, *, defined: Collection[str]) -> list[tuple[str, str]]:
+def part_parsed(part: MergePart) -> dict[str, str | list[str]]:
+    """Each distinct phrase of *part* parsed (`phrase_key`), kept with the partition for rounds 2 and 6."""
+    return _parsed(part.extractions)
+
+
+def part_uses(part: MergePart, parsed: Mapping[str, str | list[str]], *, defined: Collection[str]) -> list[tuple[str, str]]:
     """Round 2: the (paper id, short-form key) of each acronym a paper of *part* with a text uses without
-    defining it, of the keys some papers define (*defined*)."""
-    parsed, texts = _parsed(part.extractions), part.texts or {}
+    defining it, of the keys some papers define (*defined*); *parsed*: the partition's `part_parsed`."""
+    texts = part.texts or {}
     uses: set[tuple[str, str]] = set()
     for pid, phrases, defs in part.extractions:
         if not texts.get(pid):
@@ -268,12 +274,12 @@ def part_senses(part: MergePart, uses: Sequence[tuple[str, str]], *, plan: Sense
     return supported(plan.score([(key, pid) for pid, key in uses], idf, profiles, part.texts))
 
 
-def _chosen_senses(rounds: Rounds, handles: Sequence, definitions, same: Mapping[str, str]) -> list:
+def _chosen_senses(rounds: Rounds, handles: Sequence, parsed: Sequence, definitions, same: Mapping[str, str]) -> list:
     """Each partition's acronym senses (`choose_senses`), kept where the partition is: the uses
     (round 2), the document frequencies of the texts read (3), the profile papers' vectors (4),
     each use scored where its text is (5)."""
     defined = defining_papers(((pid, defs) for pid, defs, _ in definitions), same)
-    uses = rounds.map(part_uses, handles, defined=frozenset(defined))
+    uses = rounds.map(part_uses, handles, parsed, defined=frozenset(defined))
     with_text = {pid for pid, _, has in definitions if has} | {pid for found in uses for pid, _ in found}
     plan = SensePlan.of([u for found in uses for u in found], defined, with_text.__contains__)
     if not plan.uses:
@@ -288,15 +294,16 @@ def _chosen_senses(rounds: Rounds, handles: Sequence, definitions, same: Mapping
     return rounds.keep(part_senses, handles, uses, plan=plan, idf=idf, profiles=plan.profiles(vectors))
 
 
-def part_keys(part: MergePart, senses: Mapping | None = None, *, corpus: Mapping | None = None):
-    """Round 6: `_keys` of the papers of *part*, an acronym a paper does not define expanded by
-    *senses* ((paper id, short-form key) -> long-form key, its round 5) or else by the *corpus*'s
-    (short-form key -> long-form key, when no text is read)."""
+def part_keys(part: MergePart, parsed: Mapping[str, str | list[str]], senses: Mapping | None = None, *,
+              corpus: Mapping | None = None):
+    """Round 6: `_keys` of the papers of *part* (*parsed*: its `part_parsed`), an acronym a paper does not
+    define expanded by *senses* ((paper id, short-form key) -> long-form key, its round 5) or else by the
+    *corpus*'s (short-form key -> long-form key, when no text is read)."""
     if senses is not None:
         sense = lambda pid, key: senses.get((pid, key))  # noqa: E731
     else:
         sense = lambda pid, key: (corpus or {}).get(key)  # noqa: E731
-    return _keys(part.extractions, _parsed(part.extractions), sense)
+    return _keys(part.extractions, parsed, sense)
 
 
 def part_instances(part: MergePart, *, wanted: Mapping[str, Sequence[str]]) -> set[tuple[str, str]]:
