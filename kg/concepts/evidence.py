@@ -4,10 +4,10 @@ Each partition (a few hundred papers, `PaperText`) is read where its texts are; 
 per concept, per key, per word. Every map and reduce is a pure function of its arguments, so a worker
 can run the maps and the client the reduces, in partition order:
 
-- round A: `count_texts` (map) gives a partition's `TextCounts`: the document frequencies of the TF-IDF
-  terms (of its `TermCounts`: `analyze_texts` reads each text once, for both rounds), the texts that
-  contain each concept key, the uses of each word form, the authors' keywords that name a concept, the
-  papers named by and under each concept; `add_counts` (reduce) sums them and `weigh` decides the
+- round A, two maps that each give a partition's `TextCounts`: `count_terms`, the document frequencies of
+  the TF-IDF terms (of its `TermCounts`: `analyze_texts` reads each text once, for both rounds) and the
+  papers named by and under each concept; `count_keys`, the texts that contain each concept key, the uses
+  of each word form, the authors' keywords that name a concept; `add_counts` (reduce) sums them and `weigh` decides the
   vocabulary and idf (`Weights`), as sklearn's ``TfidfVectorizer`` fits them.
 - round B: `sum_vectors` (map) gives a partition's `VectorSums`: the sums of the TF-IDF rows of the papers
   under each measured concept; `add_sums` (reduce) adds them and `cohesion` reads each concept's cohesion
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from scipy import sparse
 
 __all__ = ["ConceptTable", "PaperText", "TermCounts", "TextCounts", "VectorSums", "Weights", "add_counts",
-           "add_sums", "analyze_texts", "cohesion", "count_keys", "count_terms", "count_texts", "part_counts",
-           "part_sums", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
+           "add_sums", "analyze_texts", "cohesion", "count_keys", "count_terms", "part_key_counts",
+           "part_sums", "part_term_counts", "partition_papers", "plural_shares", "sum_vectors", "tfidf_analyzer", "tfidf_rows", "weigh"]
 
 # The TF-IDF of the cohesion (`kg.concepts.specificity`): on the lowercased texts, English stop words out,
 # sublinear term frequencies, terms of two texts or more.
@@ -168,12 +168,6 @@ def analyze_texts(papers: Iterable[PaperText]) -> TermCounts:
     counts = sparse.csr_matrix((np.array(values, dtype=np.float64), np.array(indices, dtype=np.int64), indptr),
                                shape=(len(indptr) - 1, len(column)))
     return TermCounts(tuple(column), counts)
-
-
-def count_texts(table: ConceptTable, papers: Sequence[PaperText], terms: TermCounts) -> TextCounts:
-    """Round A's map: the `TextCounts` of a partition's *papers* (their *terms*: `analyze_texts`), both halves of it:
-    `count_terms` and `count_keys`."""
-    return add_counts([count_terms(table, papers, terms), count_keys(table, papers)])
 
 
 def count_terms(table: ConceptTable, papers: Iterable[PaperText], terms: TermCounts) -> TextCounts:
@@ -380,9 +374,14 @@ def cohesion(weights: Weights, sums: VectorSums | None) -> dict[str, float]:
     return {cid: float(v) for cid, v, k in zip(weights.measured, values.tolist(), sums.sizes.tolist()) if k >= 2}
 
 
-def part_counts(papers: Sequence[PaperText], terms: TermCounts, *, table: ConceptTable) -> TextCounts:
-    """Round A's map as `kg.common.rounds.Rounds` runs it: `count_texts` of a partition and its terms."""
-    return count_texts(table, papers, terms)
+def part_term_counts(papers: Sequence[PaperText], terms: TermCounts, *, table: ConceptTable) -> TextCounts:
+    """Round A's TF-IDF half as `kg.common.rounds.Rounds` runs it: `count_terms` of a partition and its terms."""
+    return count_terms(table, papers, terms)
+
+
+def part_key_counts(papers: Sequence[PaperText], *, table: ConceptTable) -> TextCounts:
+    """Round A's other half as `kg.common.rounds.Rounds` runs it: `count_keys` of a partition."""
+    return count_keys(table, papers)
 
 
 def part_sums(papers: Sequence[PaperText], terms: TermCounts, *, table: ConceptTable, weights: Weights) -> VectorSums:

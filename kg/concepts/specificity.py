@@ -40,8 +40,8 @@ from functools import partial
 
 from kg.common.processes import Beside, Now
 from kg.common.rounds import LocalRounds, Rounds
-from kg.concepts.evidence import (ConceptTable, PaperText, TextCounts, add_counts, add_sums, analyze_texts, count_keys, count_terms,
-                                  part_counts, part_sums, partition_papers, plural_shares, sum_vectors, weigh)
+from kg.concepts.evidence import (ConceptTable, TextCounts, add_counts, add_sums, analyze_texts, count_keys, part_key_counts,
+                                  part_sums, part_term_counts, partition_papers, plural_shares, weigh)
 from kg.concepts.evidence import cohesion as measure_cohesion
 from kg.concepts.model import Concept, ConceptIndex
 
@@ -151,17 +151,14 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
     partitions = partition_papers(concepts, texts, keywords, size=partition_size)
     if rounds is None or isinstance(rounds, LocalRounds):
         # the TF-IDF half of round A, then round B, beside the keys' half of round A: two passes over the texts at once
-        pending = (beside or Now)(partial(_cohesion_rounds, table, partitions))
+        pending = (beside or Now)(partial(_tfidf_rounds, LocalRounds(), partitions, table))
         keyed = add_counts(count_keys(table, papers) for papers in partitions)
         counts, cohesion = pending.result()
-        counts = add_counts([counts, keyed])
     else:  # the partitions and their terms held where the rounds run; the tables come back
         handles = rounds.place(partitions)
-        terms = rounds.keep(analyze_texts, handles)
-        counts = add_counts(rounds.map(part_counts, handles, terms, table=table))
-        weights = weigh(counts, table)
-        sums = add_sums(rounds.map(part_sums, handles, terms, table=table, weights=weights)) if weights.measured else None
-        cohesion = measure_cohesion(weights, sums)
+        counts, cohesion = _tfidf_rounds(rounds, handles, table)
+        keyed = add_counts(rounds.map(part_key_counts, handles, table=table))
+    counts = add_counts([counts, keyed])
     if counts.naming < KEYWORD_COVERAGE * counts.with_keywords:  # keywords that mostly name no concept say nothing
         chosen, chosen_of = Counter(), Counter()
     else:
@@ -172,11 +169,11 @@ def concept_evidence(concepts: Sequence[Concept], texts: Mapping[str, str],
             for c in concepts}
 
 
-def _cohesion_rounds(table: ConceptTable, partitions: Sequence[Sequence[PaperText]]) -> tuple[TextCounts, dict[str, float]]:
-    """The TF-IDF half of round A (`count_terms`) and round B over *partitions*, in order: the counts round B
-    read, and each measured concept's cohesion."""
-    terms = [analyze_texts(papers) for papers in partitions]
-    counts = add_counts(count_terms(table, papers, t) for papers, t in zip(partitions, terms))
+def _tfidf_rounds(rounds: Rounds, handles: Sequence, table: ConceptTable) -> tuple[TextCounts, dict[str, float]]:
+    """The TF-IDF half of round A (`count_terms`) and round B over the partitions of *handles*, where *rounds*
+    runs them (each partition's terms kept with it): the counts round B read, and each measured concept's cohesion."""
+    terms = rounds.keep(analyze_texts, handles)
+    counts = add_counts(rounds.map(part_term_counts, handles, terms, table=table))
     weights = weigh(counts, table)
-    sums = add_sums([sum_vectors(table, weights, papers, t) for papers, t in zip(partitions, terms)]) if weights.measured else None
+    sums = add_sums(rounds.map(part_sums, handles, terms, table=table, weights=weights)) if weights.measured else None
     return counts, measure_cohesion(weights, sums)

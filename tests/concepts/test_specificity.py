@@ -233,13 +233,13 @@ def test_the_tfidf_rows_are_sklearns():
     import numpy as np
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from kg.concepts.evidence import TFIDF, ConceptTable, add_counts, analyze_texts, count_texts, partition_papers, tfidf_rows, weigh
+    from kg.concepts.evidence import TFIDF, ConceptTable, add_counts, analyze_texts, count_terms, partition_papers, tfidf_rows, weigh
 
     texts, _ = _corpus()
     texts = {**texts, "blank": "", "odd": "Policy, POLICY and policies: the reward's rewards 42 times"}
     expected = TfidfVectorizer(**TFIDF).fit_transform([t.lower() for t in texts.values()]).toarray()
     table, partitions = ConceptTable.of(()), partition_papers((), texts, size=4)
     terms = [analyze_texts(papers) for papers in partitions]
-    weights = weigh(add_counts(count_texts(table, papers, t) for papers, t in zip(partitions, terms)), table)
+    weights = weigh(add_counts(count_terms(table, papers, t) for papers, t in zip(partitions, terms)), table)
     got = np.vstack([tfidf_rows(weights, t).toarray() for t in terms])
     assert got.shape == expected.shape and np.abs(got - expected).max() <= 1e-12
