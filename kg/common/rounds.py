@@ -4,7 +4,7 @@ A stage written as rounds (`kg.concepts.merge.merge_rounds`) places its partitio
 then maps a function of one partition, and of tables broadcast to every partition, over them:
 `Rounds.map` brings the results back in partition order, `Rounds.keep` leaves them where they were made
 (a partition's senses, its assignment), to be handed to a later round by position. `LocalRounds` runs
-them in this process, one after the other; `kg.scale.executor.DaskRounds` on a Dask cluster's workers,
+them in this process, one after the other; `kg.scale.rounds.DaskRounds` on a Dask cluster's workers,
 the partitions and kept results held there. The outputs are the same (docs/design.md, "Why the stages
 after extraction run in rounds over partitions").
 """

@@ -8,7 +8,7 @@ import gc
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -264,8 +264,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
         if spec is not None and spec.kind in ("local", "dask-local") and embedder is None and options.nlp is None:
             models = ModelProcess.start(settings.precision, ExecutorSpec("local", partition_size=spec.partition_size))
     shared = None
-    if spec is not None and spec.kind != "local":  # a cluster the entities or the keyphrases start serves the other, then the merge's rounds
-        shared = SharedExecutor(spec, ExitStack())
+    if spec is not None and spec.kind != "local":  # a cluster the entities or the keyphrases start serves the other (and the rounds, `_rounds`)
+        shared = SharedExecutor(spec)
         options = replace(options, executor=shared)
     try:
         with timeline.stage("read"):
@@ -319,9 +319,8 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
 def _rounds(executor):
     """Where the rounds after extraction run (`kg.common.rounds.Rounds`): on the workers of a Dask cluster
     given open, or of the ``dask://`` cluster extraction ran on; else in this process, which on one machine is
-    faster than the workers of a cluster kg started on it (docs/scaling.md: the rounds' data travels to them and
+    faster than the workers of a cluster kg started on it (docs/design.md: the rounds' data travels to them and
     back, and the build process waits meanwhile)."""
-    from kg.common.rounds import LocalRounds
     from kg.scale.executor import SharedExecutor
     from kg.scale.rounds import rounds_on
 
@@ -331,8 +330,8 @@ def _rounds(executor):
 
 
 def _partition_size(spec, *, executor) -> int:
-    """The papers of a partition: the executor's (`kg.scale.executor.ExecutorSpec`), which the stages
-    after extraction read in the same partitions (`kg.concepts.merge.merge_rounds`)."""
+    """The papers of a partition: the executor's (`kg.scale.executor.ExecutorSpec`), in which the rounds after
+    extraction read them on a cluster's workers (`kg.concepts.merge.merge_rounds`)."""
     from kg.scale.executor import DEFAULT_PARTITION_SIZE
 
     size = getattr(spec or getattr(executor, "spec", None), "partition_size", None)

@@ -216,10 +216,10 @@ def open_executor(spec: str | ExecutorSpec, *, partition_size: int | None = None
 class SharedExecutor:
     """The executor of *spec*, opened the first time a stage runs partitions on it (`map_partitions`) and
     kept open for the next stages of the same build (the typed entities, the keyphrases, the rounds
-    after extraction), so that a cluster kg starts is started once; `close` stops it (on leaving *stack*)."""
+    after extraction), so that a cluster kg starts is started once; `close` stops it."""
 
-    def __init__(self, spec: ExecutorSpec, stack: ExitStack) -> None:
-        self.spec, self._stack, self.opened = spec, stack, None
+    def __init__(self, spec: ExecutorSpec) -> None:
+        self.spec, self._stack, self.opened = spec, ExitStack(), None
 
     def map_partitions(self, fn, parts, **kwargs):
         if self.opened is None:
