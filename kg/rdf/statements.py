@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain
@@ -225,24 +225,48 @@ class Statements:
         self._years = year_figures((nodes.data[p].get("year"), venues, nodes.concepts_of[p]) for p, (venues, _) in nodes.edges_of.items())
 
     def chunks(self, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
-        """Every group, in slices of about *size* groups (`SLICE`), each with its terms."""
-        v, nodes, size = self._v, self._nodes, size or SLICE
-        v.terms.take()  # (start from the kept terms: each slice names its own)
-        groups = list(self._provenance)
-        for more in self._groups(v, nodes):
-            groups += more
-            if len(groups) >= size:
-                yield groups, v.terms.take()
-                groups = []
-        yield groups, v.terms.take()
+        """Every group, in slices of about *size* groups (`SLICE`), each with its terms: the concepts' (`head`),
+        the papers' (`paper_chunks` of `paper_rows`), then the rest (`tail`)."""
+        yield from self.head(size)
+        yield from self.paper_chunks(self.paper_rows(), size)
+        yield from self.tail(size)
 
-    def _groups(self, v: _Vocab, nodes: _Nodes) -> Iterator[list[Group]]:
-        """The groups of each node (by node id), person, cluster and label word, a few at a time."""
-        makers = {"paper": _paper_groups, "concept": _concept_groups, "venue": _venue_groups}
-        for node in sorted(nodes.kinds):
-            make = makers.get(nodes.kinds[node])
-            if make is not None:
-                yield make(v, nodes, node)
+    def head(self, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
+        """The groups before the papers': the provenance and the concepts (by node id), in slices."""
+        v, nodes = self._v, self._nodes
+        makers = {"concept": _concept_groups}
+        v.terms.take()  # (start from the kept terms: each slice names its own)
+        found = (makers[kind](v, nodes, node) for node, kind in sorted(nodes.kinds.items()) if kind in makers)
+        yield from _sliced(v, chain([self._provenance], found), size)
+
+    def paper_rows(self) -> Iterator[PaperRow]:
+        """Each paper's `PaperRow`, by node id."""
+        nodes = self._nodes
+        return (_paper_row(nodes, node) for node, kind in sorted(nodes.kinds.items()) if kind == "paper")
+
+    def paper_chunks(self, rows, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
+        """The groups of the papers of *rows* (`paper_groups`), in slices. Each label word they name is added to the
+        words the `tail` states (`word_iris`)."""
+        v, activity = self._v, self._nodes.activity
+        v.terms.take()
+        yield from _sliced(v, (paper_groups(v, row, activity) for row in rows), size)
+
+    @property
+    def word_iris(self) -> dict[str, str]:
+        """The label words named so far, each with its IRI (the `tail` states each word's text)."""
+        return self._v.word_iris
+
+    def tail(self, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
+        """The groups after the papers': the venues, the people, the clusters, the figures by year and the label
+        words named by all the groups before (`word_iris`), in slices."""
+        v = self._v
+        v.terms.take()
+        yield from _sliced(v, self._tail_groups(v, self._nodes), size)
+
+    def _tail_groups(self, v: _Vocab, nodes: _Nodes) -> Iterator[list[Group]]:
+        for node, kind in sorted(nodes.kinds.items()):
+            if kind == "venue":
+                yield _venue_groups(v, nodes, node)
         for pid, person in nodes.persons.items():  # the people who wrote the papers (kg.graph.people)
             about = [(v.rdf_type, v.sdo["Person"]), (v.sdo["name"], v.text(" ".join(person.name.split())))]
             if person.orcid:
@@ -256,6 +280,19 @@ class Statements:
         for word, iri in sorted(v.word_iris.items()):
             v.terms.iris.add(iri)
             yield [(iri, about_word, (v.text(word),))]
+
+
+def _sliced(v: _Vocab, made: Iterable[list[Group]], size: int | None) -> Iterator[tuple[list[Group], Terms]]:
+    """The groups of *made* (lists of groups) in slices of about *size* (`SLICE`), each with the terms *v* took for them;
+    the last slice possibly empty."""
+    size = size or SLICE
+    groups: list[Group] = []
+    for more in made:
+        groups += more
+        if len(groups) >= size:
+            yield groups, v.terms.take()
+            groups = []
+    yield groups, v.terms.take()
 
 
 def _group(s: str, about) -> Group:
@@ -329,9 +366,26 @@ def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
                   _label_order(kinds, data, v.iri_of), persons, authors_of, scheme, activity, _symmetric_in(data, kinds))
 
 
-def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
-    """A paper's statements, then those of its keyphrase assignments (by rank) and authorships."""
-    d, s, sdo, kgv, text, integer = nodes.data[node], v.iri_of(node), v.sdo, v.kgv, v.text, v.integer
+@dataclass(frozen=True)
+class PaperRow:
+    """What one paper's statements say (`paper_groups`): its node id and attributes (docs/model.md), the venue nodes
+    it is part of, its links by rank as (rank, concept node, score, phrase), its authors' person ids in byline order
+    and its place in label order. Each is the paper's own or read from a corpus-wide table (the people, the label
+    order), so a paper's statements need nothing else of the graph: the papers are stated beside the rest
+    (`Statements.paper_chunks`)."""
+
+    node: str
+    data: dict
+    venues: tuple[str, ...]
+    links: tuple[tuple[int, str, float, str], ...]
+    authors: tuple[str, ...]
+    place: int
+
+
+def paper_groups(v: _Vocab, row: PaperRow, activity: str) -> list[Group]:
+    """A paper's statements, then those of its keyphrase assignments (by rank, each made by *activity*) and
+    authorships."""
+    node, d, s, sdo, kgv, text, integer = row.node, row.data, v.iri_of(row.node), v.sdo, v.kgv, v.text, v.integer
     pid = node.partition(":")[2]
     about = [(v.rdf_type, sdo["ScholarlyArticle"]), (sdo["identifier"], text(pid)), (sdo["name"], text(d["label"]))]
     if d.get("title"):
@@ -343,8 +397,7 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
         about.append((kgv["sourceId"], text(d["source_id"])))
     about += _identified(d, v.N, text, sdo["sameAs"], kgv["journalRef"])
     about += [(sdo["keywords"], text(k)) for k in d.get("keywords", ())] + v.order("keywordOrder", d.get("keywords", ()))
-    authors = nodes.authors_of.get(node, ())
-    about += [(sdo["author"], v.iri_of(person)) for person in dict.fromkeys(authors)]
+    about += [(sdo["author"], v.iri_of(person)) for person in dict.fromkeys(row.authors)]
     about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])] + v.order("sourceOrder", d.get("sources", []))
     urls = [(url, link_iri(url)) for url in d.get("urls", [])]
     for url, term in urls:
@@ -353,22 +406,28 @@ def _paper_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
         if is_code_link(url):
             about.append((sdo["codeRepository"], iri))
     about += v.order("urlOrder", [term.value for _, term in urls])
-    venues, links = nodes.edges_of[node]
-    about += [(sdo["isPartOf"], v.iri_of(venue)) for venue in venues]
-    about += [(v.subject, v.iri_of(c)) for _, c, _ in links]
+    about += [(sdo["isPartOf"], v.iri_of(venue)) for venue in row.venues]
+    about += [(v.subject, v.iri_of(c)) for _, c, _, _ in row.links]
     if d.get("cluster") is not None:
         about.append((kgv["cluster"], v.cluster_iri(d["cluster"])))
     about += v.words(d["label"], d.get("title"), *d.get("keywords", ()))
-    about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
+    about.append((kgv["labelOrder"], integer(row.place)))
     groups = [_group(s, dict.fromkeys(about))]
-    assignment, entity, activity = kgv["KeyphraseAssignment"], v.prov["Entity"], nodes.activity
-    for rank, c, e in links:
+    assignment, entity = kgv["KeyphraseAssignment"], v.prov["Entity"]
+    for rank, c, score, phrase in row.links:
         groups.append((v.assignment_iri(node, rank), v.about_assignment, (
-            assignment, entity, s, v.iri_of(c), text(e["phrase"]), v.decimal(e["score"]), integer(rank), activity, s)))
-    for position, (person, author) in enumerate(zip(authors, d.get("authors") or ()), start=1):
+            assignment, entity, s, v.iri_of(c), text(phrase), v.decimal(score), integer(rank), activity, s)))
+    for position, (person, author) in enumerate(zip(row.authors, d.get("authors") or ()), start=1):
         groups.append((v.N(f"{v.base}authorship/{pid}/{position}"), v.about_authorship, (
             kgv["Authorship"], s, v.iri_of(person), integer(position), text(" ".join(author["name"].split())))))
     return groups
+
+
+def _paper_row(nodes: _Nodes, node: str) -> PaperRow:
+    """The `PaperRow` of paper *node*, read from *nodes*."""
+    venues, links = nodes.edges_of[node]
+    return PaperRow(node, nodes.data[node], tuple(venues), tuple((rank, c, e["score"], e["phrase"]) for rank, c, e in links),
+                    tuple(nodes.authors_of.get(node, ())), nodes.label_order[node])
 
 
 def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:

@@ -15,7 +15,7 @@ from kg.rdf.write import rdf_files
 def test_the_rdf_files_are_the_same_bytes_whatever_the_slices(monkeypatch, size):
     G = fixture_graph()
     whole, whole_statements = rdf_files(G), [(str(s), [(str(p), str(o)) for p, o in about]) for s, about in statements(G)]
-    assert len(list(Statements(G, G.graph["base_iri"]).chunks())) == 1  # the fixture is one slice by default
+    assert len(list(Statements(G, G.graph["base_iri"]).chunks())) == 3  # by default a slice each: concepts, papers, the rest
     monkeypatch.setattr(kg.rdf.statements, "SLICE", size)
     assert len(list(Statements(G, G.graph["base_iri"]).chunks())) > 10
     assert rdf_files(G) == whole
