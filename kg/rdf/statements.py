@@ -24,7 +24,8 @@ import networkx as nx
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, SKOS
 
-from kg.rdf.terms import Group, Terms
+from kg.rdf.papers import PaperRow, paper_groups
+from kg.rdf.terms import Group, Terms, group
 from kg.rdf.trends import year_figures, year_groups
 from kg.rdf.vocabulary import (
     CONCEPT_CLASSES,
@@ -35,13 +36,11 @@ from kg.rdf.vocabulary import (
     SYMMETRIC_PREDICATES,
     VENUE_RANKS,
     check_base,
-    is_code_link,
-    link_iri,
     order_literal,
     prefixes,
 )
 from kg.text.chars import encodable
-from kg.text.identifiers import arxiv_iri, doi_iri, orcid_iri
+from kg.text.identifiers import orcid_iri
 
 
 def statements(G: nx.Graph, *, base: str | None = None) -> list[tuple[Any, list[tuple[Any, Any]]]]:
@@ -271,7 +270,7 @@ class Statements:
             about = [(v.rdf_type, v.sdo["Person"]), (v.sdo["name"], v.text(" ".join(person.name.split())))]
             if person.orcid:
                 about += [(v.sdo["identifier"], v.text(person.orcid)), (v.sdo["sameAs"], v.N(orcid_iri(person.orcid)))]
-            yield [_group(v.iri_of(pid), about)]
+            yield [group(v.iri_of(pid), about)]
         yield _cluster_groups(self._G, nodes.kinds, v.iri_of, v.cluster_iri,
                               {"type": v.rdf_type, "integer": v.integer, "tagged": v.tagged, **v.skos, **v.kgv})
         yield year_groups(self._years, {"iri": v.N, "node": v.iri_of, "base": v.base, "type": v.rdf_type, "integer": v.integer,
@@ -295,11 +294,6 @@ def _sliced(v: _Vocab, made: Iterable[list[Group]], size: int | None) -> Iterato
     yield groups, v.terms.take()
 
 
-def _group(s: str, about) -> Group:
-    """The group of subject *s* and its (predicate, object) pairs *about*."""
-    return (s, *zip(*about)) if about else (s, (), ())
-
-
 def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[Group], str, str]:
     """The concept scheme, the extraction activity, the model and kg as a software agent, from
     the graph's metadata *meta*; and the scheme's and the activity's IRIs."""
@@ -314,16 +308,16 @@ def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[Group], str, str]:
     about_model = [(rdf_type, prov["Entity"]), (label, text(str(meta.get("model", "unknown model"))))]
     if meta.get("model_sha256"):
         about_model.append((v.kgv["sha256"], text(meta["model_sha256"])))
-    groups = [_group(scheme, [(rdf_type, v.skos["ConceptScheme"]), (N(str(DCTERMS.title)), text("Concepts extracted by kg"))]),
-              _group(activity, about_activity), _group(model, about_model),
-              _group(software, [(rdf_type, prov["SoftwareAgent"]), (label, text(f"kg {meta.get('kg_version', '')}".strip()))])]
+    groups = [group(scheme, [(rdf_type, v.skos["ConceptScheme"]), (N(str(DCTERMS.title)), text("Concepts extracted by kg"))]),
+              group(activity, about_activity), group(model, about_model),
+              group(software, [(rdf_type, prov["SoftwareAgent"]), (label, text(f"kg {meta.get('kg_version', '')}".strip()))])]
     return groups, scheme, activity
 
 
 def _class_groups(v: _Vocab) -> list[Group]:
     """The concept types as classes, each ``rdfs:subClassOf skos:Concept`` with its name: stated
     once, in a graph that has typed concepts."""
-    return [_group(v.kgv[name], [(v.subclass_of, v.skos["Concept"]), (v.label, v.text(name))]) for name in CONCEPT_CLASSES]
+    return [group(v.kgv[name], [(v.subclass_of, v.skos["Concept"]), (v.label, v.text(name))]) for name in CONCEPT_CLASSES]
 
 
 def _symmetric_in(data: dict, kinds: dict) -> dict[str, list[tuple[str, str]]]:
@@ -366,63 +360,6 @@ def _nodes(G: nx.Graph, v: _Vocab, *, scheme: str, activity: str) -> _Nodes:
                   _label_order(kinds, data, v.iri_of), persons, authors_of, scheme, activity, _symmetric_in(data, kinds))
 
 
-@dataclass(frozen=True)
-class PaperRow:
-    """What one paper's statements say (`paper_groups`): its node id and attributes (docs/model.md), the venue nodes
-    it is part of, its links by rank as (rank, concept node, score, phrase), its authors' person ids in byline order
-    and its place in label order. Each is the paper's own or read from a corpus-wide table (the people, the label
-    order), so a paper's statements need nothing else of the graph: the papers are stated beside the rest
-    (`Statements.paper_chunks`)."""
-
-    node: str
-    data: dict
-    venues: tuple[str, ...]
-    links: tuple[tuple[int, str, float, str], ...]
-    authors: tuple[str, ...]
-    place: int
-
-
-def paper_groups(v: _Vocab, row: PaperRow, activity: str) -> list[Group]:
-    """A paper's statements, then those of its keyphrase assignments (by rank, each made by *activity*) and
-    authorships."""
-    node, d, s, sdo, kgv, text, integer = row.node, row.data, v.iri_of(row.node), v.sdo, v.kgv, v.text, v.integer
-    pid = node.partition(":")[2]
-    about = [(v.rdf_type, sdo["ScholarlyArticle"]), (sdo["identifier"], text(pid)), (sdo["name"], text(d["label"]))]
-    if d.get("title"):
-        about.append((sdo["headline"], text(d["title"])))
-    about += [(sdo["abstract"], text(d["abstract"])), (kgv["cleanAbstract"], text(d["text"]))]
-    if d.get("year") is not None:
-        about.append((sdo["datePublished"], v.typed(f"{int(d['year']):04d}", v.xsd["gYear"])))
-    if d.get("source_id"):
-        about.append((kgv["sourceId"], text(d["source_id"])))
-    about += _identified(d, v.N, text, sdo["sameAs"], kgv["journalRef"])
-    about += [(sdo["keywords"], text(k)) for k in d.get("keywords", ())] + v.order("keywordOrder", d.get("keywords", ()))
-    about += [(sdo["author"], v.iri_of(person)) for person in dict.fromkeys(row.authors)]
-    about += [(kgv["source"], text(ref)) for ref in d.get("sources", [])] + v.order("sourceOrder", d.get("sources", []))
-    urls = [(url, link_iri(url)) for url in d.get("urls", [])]
-    for url, term in urls:
-        iri = v.terms.add(term)
-        about.append((sdo["url"], iri))
-        if is_code_link(url):
-            about.append((sdo["codeRepository"], iri))
-    about += v.order("urlOrder", [term.value for _, term in urls])
-    about += [(sdo["isPartOf"], v.iri_of(venue)) for venue in row.venues]
-    about += [(v.subject, v.iri_of(c)) for _, c, _, _ in row.links]
-    if d.get("cluster") is not None:
-        about.append((kgv["cluster"], v.cluster_iri(d["cluster"])))
-    about += v.words(d["label"], d.get("title"), *d.get("keywords", ()))
-    about.append((kgv["labelOrder"], integer(row.place)))
-    groups = [_group(s, dict.fromkeys(about))]
-    assignment, entity = kgv["KeyphraseAssignment"], v.prov["Entity"]
-    for rank, c, score, phrase in row.links:
-        groups.append((v.assignment_iri(node, rank), v.about_assignment, (
-            assignment, entity, s, v.iri_of(c), text(phrase), v.decimal(score), integer(rank), activity, s)))
-    for position, (person, author) in enumerate(zip(row.authors, d.get("authors") or ()), start=1):
-        groups.append((v.N(f"{v.base}authorship/{pid}/{position}"), v.about_authorship, (
-            kgv["Authorship"], s, v.iri_of(person), integer(position), text(" ".join(author["name"].split())))))
-    return groups
-
-
 def _paper_row(nodes: _Nodes, node: str) -> PaperRow:
     """The `PaperRow` of paper *node*, read from *nodes*."""
     venues, links = nodes.edges_of[node]
@@ -463,7 +400,7 @@ def _concept_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     about.append((kgv["labelOrder"], integer(nodes.label_order[node])))
     typed, typed_groups = _typed_groups(v, nodes, node)
     held, blocks = _block_groups(v, node, links)
-    groups = [_group(s, dict.fromkeys(about + typed + held)), *blocks, *typed_groups]
+    groups = [group(s, dict.fromkeys(about + typed + held)), *blocks, *typed_groups]
     for other, e in related:  # the evidence of each skos:related pair, once
         if node < other:
             groups.append((v.N(f"{v.base}relation/{node.partition(':')[2]}/{other.partition(':')[2]}"), v.about_relation, (
@@ -479,7 +416,7 @@ def _venue_groups(v: _Vocab, nodes: _Nodes, node: str) -> list[Group]:
     d, s, kgv, integer, kinds = nodes.data[node], v.iri_of(node), v.kgv, v.integer, nodes.kinds
     counts = Counter(chain.from_iterable(nodes.concepts_of[p] for p, e in nodes.adj[node].items()
                                          if e.get("kind") == "venue" and kinds.get(p) == "paper"))
-    groups = [_group(s, [(v.rdf_type, v.sdo["CreativeWorkSeries"]), (v.sdo["name"], v.text(d["label"])),
+    groups = [group(s, [(v.rdf_type, v.sdo["CreativeWorkSeries"]), (v.sdo["name"], v.text(d["label"])),
                          (kgv["conceptCount"], integer(len(counts))), *v.words(d["label"]),
                          (kgv["labelOrder"], integer(nodes.label_order[node]))])]
     ranked = list(counts)
@@ -525,12 +462,12 @@ def _relation_groups(v: _Vocab, nodes: _Nodes, node: str, r: dict) -> list[Group
         sentence = nodes.data.get(e["paper"], {}).get("abstract", "")[e["start"]:e["end"]]
         if sentence.strip():
             about.append((kgv["sentence"], v.text(sentence)))
-        evidence.append(_group(v.N(f"{iri}/{e['paper'].partition(':')[2]}"), about))
+        evidence.append(group(v.N(f"{iri}/{e['paper'].partition(':')[2]}"), about))
     about = [(v.rdf_type, rdf["Statement"]), (v.rdf_type, kgv["TypedRelation"]), (rdf["subject"], v.iri_of(node)),
              (rdf["predicate"], kgv[name]), (rdf["object"], v.iri_of(r["object"])), (kgv["support"], v.integer(r["papers"])),
              (kgv["score"], v.decimal(r["score"]))]
     about += [(kgv["evidence"], s) for s, _, _ in evidence]
-    return [_group(v.N(iri), about), *evidence]
+    return [group(v.N(iri), about), *evidence]
 
 
 class _ConceptLinks:
@@ -596,19 +533,6 @@ def _label_order(kinds: dict, nodes: dict, iri_of) -> dict[str, int]:
              for node, kind in kinds.items() if kind in _KIND_ORDER]
     items.sort()
     return {node: place for place, (*_, node) in enumerate(items, start=1)}
-
-
-def _identified(d: dict, N, text, same_as: str, journal_ref: str) -> list[tuple[str, str]]:
-    """A paper's DOI and arXiv id as ``schema:sameAs`` their https://doi.org/ and
-    https://arxiv.org/abs/ IRIs, and its journal reference (an arXiv record's)."""
-    about = []
-    if d.get("doi"):
-        about.append((same_as, N(doi_iri(d["doi"]))))
-    if d.get("arxiv"):
-        about.append((same_as, N(arxiv_iri(d["arxiv"]))))
-    if d.get("journal_ref"):
-        about.append((journal_ref, text(d["journal_ref"])))
-    return about
 
 
 def _cluster_groups(G: nx.Graph, kinds: dict, iri_of, cluster_iri, terms: dict) -> list[Group]:

@@ -11,7 +11,7 @@ from rdflib import XSD
 
 from kg.text.chars import encodable
 
-__all__ = ["Group", "Terms", "XSD_INTEGER"]
+__all__ = ["Group", "Terms", "XSD_INTEGER", "group"]
 
 Group = tuple[str, tuple[str, ...], tuple[str, ...]]  # subject, predicates, objects (the nth object is the nth predicate's)
 
@@ -117,3 +117,8 @@ _ESCAPED = re.compile(r'[\x00-\x1f"\\\x7f\ud800-\udfff\ufffe\uffff]').search  # 
 
 
 XSD_INTEGER = str(XSD.integer)
+
+
+def group(s: str, about) -> Group:
+    """The group of subject *s* and its (predicate, object) pairs *about*."""
+    return (s, *zip(*about)) if about else (s, (), ())
