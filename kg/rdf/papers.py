@@ -1,5 +1,5 @@
-"""A paper's statements, made from what a `PaperRow` holds and nothing else of the graph: so the papers can be stated
-beside the rest (`kg.rdf.write`), or where their partition is held.
+"""A paper's statements, made from what a `PaperRow` holds and nothing else of the graph, so that a partition's papers
+can be stated apart from the rest, where the partition is held (issue 48; `kg.rdf.statements.Statements.paper_chunks`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ class PaperRow:
     """What one paper's statements say (`paper_groups`): its node id and attributes (docs/model.md), the venue nodes
     it is part of, its links by rank as (rank, concept node, score, phrase), its authors' person ids in byline order
     and its place in label order. Each is the paper's own or read from a corpus-wide table (the people, the label
-    order), so a paper's statements need nothing else of the graph: the papers are stated beside the rest
-    (`Statements.paper_chunks`)."""
+    order), so a paper's statements need nothing else of the graph."""
 
     node: str
     data: dict

@@ -245,19 +245,14 @@ class Statements:
 
     def paper_chunks(self, rows, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
         """The groups of the papers of *rows* (`paper_groups`), in slices. Each label word they name is added to the
-        words the `tail` states (`word_iris`)."""
+        words the `tail` states."""
         v, activity = self._v, self._nodes.activity
         v.terms.take()
         yield from _sliced(v, (paper_groups(v, row, activity) for row in rows), size)
 
-    @property
-    def word_iris(self) -> dict[str, str]:
-        """The label words named so far, each with its IRI (the `tail` states each word's text)."""
-        return self._v.word_iris
-
     def tail(self, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
         """The groups after the papers': the venues, the people, the clusters, the figures by year and the label
-        words named by all the groups before (`word_iris`), in slices."""
+        words named by all the groups before, in slices."""
         v = self._v
         v.terms.take()
         yield from _sliced(v, self._tail_groups(v, self._nodes), size)
