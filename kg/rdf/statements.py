@@ -233,17 +233,16 @@ class Statements:
     def head(self, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
         """The groups before the papers': the provenance and the concepts (by node id), in slices."""
         v, nodes = self._v, self._nodes
-        makers = {"concept": _concept_groups}
         v.terms.take()  # (start from the kept terms: each slice names its own)
-        found = (makers[kind](v, nodes, node) for node, kind in sorted(nodes.kinds.items()) if kind in makers)
+        found = (_concept_groups(v, nodes, node) for node in _of_kind(nodes.kinds, "concept"))
         yield from _sliced(v, chain([self._provenance], found), size)
 
     def paper_rows(self) -> Iterator[PaperRow]:
         """Each paper's `PaperRow`, by node id."""
         nodes = self._nodes
-        return (_paper_row(nodes, node) for node, kind in sorted(nodes.kinds.items()) if kind == "paper")
+        return (_paper_row(nodes, node) for node in _of_kind(nodes.kinds, "paper"))
 
-    def paper_chunks(self, rows, size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
+    def paper_chunks(self, rows: Iterable[PaperRow], size: int | None = None) -> Iterator[tuple[list[Group], Terms]]:
         """The groups of the papers of *rows* (`paper_groups`), in slices. Each label word they name is added to the
         words the `tail` states."""
         v, activity = self._v, self._nodes.activity
@@ -258,9 +257,8 @@ class Statements:
         yield from _sliced(v, self._tail_groups(v, self._nodes), size)
 
     def _tail_groups(self, v: _Vocab, nodes: _Nodes) -> Iterator[list[Group]]:
-        for node, kind in sorted(nodes.kinds.items()):
-            if kind == "venue":
-                yield _venue_groups(v, nodes, node)
+        for node in _of_kind(nodes.kinds, "venue"):
+            yield _venue_groups(v, nodes, node)
         for pid, person in nodes.persons.items():  # the people who wrote the papers (kg.graph.people)
             about = [(v.rdf_type, v.sdo["Person"]), (v.sdo["name"], v.text(" ".join(person.name.split())))]
             if person.orcid:
@@ -274,6 +272,12 @@ class Statements:
         for word, iri in sorted(v.word_iris.items()):
             v.terms.iris.add(iri)
             yield [(iri, about_word, (v.text(word),))]
+
+
+def _of_kind(kinds: dict[str, str | None], kind: str) -> list[str]:
+    """The nodes of *kind*, sorted: each kind's ids share a prefix (``concept:``, ``paper:``, ``venue:``), so the
+    concepts', the papers' and the venues' in turn are every node by id, each section sorting only its own."""
+    return sorted(node for node, k in kinds.items() if k == kind)
 
 
 def _sliced(v: _Vocab, made: Iterable[list[Group]], size: int | None) -> Iterator[tuple[list[Group], Terms]]:
