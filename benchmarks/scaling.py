@@ -148,7 +148,8 @@ print(json.dumps({{"seconds": seconds, "read_s": marks.get("read"), "extracted_s
                   "extraction": r.extraction, "papers": r.stats["papers"], "concepts": r.stats["concepts"],
                   "duplicates_merged": r.stats.get("input", {{}}).get("duplicates_merged"),
                   "vmhwm_kib": int(status["VmHWM"].split()[0]), "cpu_s": cpu.user + cpu.system,
-                  "children_maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}}))
+                  "children_maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+                  "stages": [[n, s, p] for (n, s), (_, p) in zip(r.timings, r.peaks)]}}))
 """
 
 
@@ -355,6 +356,22 @@ def _print_build(n: int, phase: str, b: dict) -> None:
                       for k, v in sorted(b["roles"].items()))
     print(f"  {n:>7,} {phase}: {b['seconds']:7.1f} s ({after:6.1f} s after extraction; {b['extraction']}), "
           f"client VmHWM {b['vmhwm_kib'] / 1024:,.0f} MiB; peaks (VmHWM, MiB): {roles} (load {b['load_average_end']:.1f})", flush=True)
+    print(f"           the stages that raised the client's peak: {_raised(b.get('stages', []))}", flush=True)
+
+
+def _raised(stages: list, at_least: int = 16 * 2**20) -> str:
+    """The stages of the build process (`kg.BuildResult.peaks`; not the views writer's) after which its peak memory
+    was at least *at_least* bytes above the stage's before: "name peak MiB (+rise)", in build order."""
+    from kg.pipeline.timeline import VIEWS
+
+    out, last = [], 0
+    for name, _, peak in stages:
+        if name.startswith(VIEWS) or peak is None:
+            continue
+        if peak - last >= at_least:
+            out.append(f"{name} {_mib(peak)} (+{_mib(peak - last)})")
+        last = max(last, peak)
+    return ", ".join(out) or "-"
 
 
 def print_synthetic(report: dict) -> None:

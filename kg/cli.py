@@ -59,7 +59,7 @@ def _parse_executor(value: str):
               help="Read what symbolic links inside the input folders point at (default: skip them with a warning).")
 @click.option("--no-entities", "no_entities", is_flag=True,
               help="Skip typed entities and relations: no entities.jsonl, concepts untyped (as builds before them).")
-@click.option("--timings", is_flag=True, help="Print the wall time of each stage of the build on stderr, as a table.")
+@click.option("--timings", is_flag=True, help="Print the wall time of each stage of the build and the peak memory at its end on stderr, as a table.")
 def build(paths, out, base, top_n, diversity, precision, ranking, quiet, store, store_update, store_graph, store_batch, executor,
           follow_links, no_entities, timings) -> None:
     """Build the graph from abstract lists (files or folders; default: seeds/) into --out."""
@@ -113,7 +113,7 @@ def build(paths, out, base, top_n, diversity, precision, ranking, quiet, store, 
         else:  # nothing was read: every warning the build recorded, counted as stats.json counts them
             _echo_warnings(result.warnings, result.stats.get("input", {}).get("warnings"))
         if timings:
-            _echo_timings(result.timings)
+            _echo_timings(result.timings, result.peaks)
         if not quiet:
             s = result.stats
             click.echo(
@@ -153,19 +153,24 @@ def build(paths, out, base, top_n, diversity, precision, ranking, quiet, store, 
 WARNINGS_SHOWN = 10
 
 
-def _echo_timings(timings) -> None:
-    """The build's stages (`kg.BuildResult.timings`) as a table on stderr: seconds and share of the total."""
+def _echo_timings(timings, peaks=()) -> None:
+    """The build's stages (`kg.BuildResult.timings`) as a table on stderr: seconds, share of the total and the
+    process's peak memory at the stage's end (`kg.BuildResult.peaks`; blank where not known)."""
     from kg.pipeline.timeline import VIEWS
 
     total = dict(timings).get("total") or 0.0
+    peak_of = dict(peaks)
     width = max([len(name) for name, _ in timings] + [len("stage")])
-    click.echo(f"{'stage':<{width}}  {'seconds':>8}  {'share':>6}", err=True)
+    click.echo(f"{'stage':<{width}}  {'seconds':>8}  {'share':>6}  {'peak MiB':>8}", err=True)
     for name, seconds in timings:
         share = f"{100 * seconds / total:5.1f}%" if total else ""
-        click.echo(f"{name:<{width}}  {seconds:8.2f}  {share:>6}", err=True)
+        peak = f"{peak_of[name] / 2**20:8,.0f}" if peak_of.get(name) is not None else ""
+        click.echo(f"{name:<{width}}  {seconds:8.2f}  {share:>6}  {peak:>8}", err=True)
     if any(name.startswith(VIEWS) for name, _ in timings):
-        click.echo(f"({VIEWS.strip()} the views writer, a forked process beside rdf: the build waits for it in 'wait for views')",
-                   err=True)
+        click.echo(f"({VIEWS.strip()} the views writer, a forked process beside rdf: the build waits for it in 'wait for views';"
+                   " its peak memory counts what it shares with the build process)", err=True)
+    click.echo("(peak MiB: the process's highest resident memory so far, at the stage's end: a stage raised it when it is above"
+               " the row before)", err=True)
 
 
 def _echo_warnings(warnings, counts=None) -> None:

@@ -72,7 +72,9 @@ class BuildResult:
     (``unchanged``: every output was already up to date and none was rewritten), and the wall time of
     each stage (``timings``: (name, seconds) in the order they ended, the whole build last as
     ``total``; the ``views: `` ones ran in the forked views writer, beside ``rdf``): not in
-    ``stats.json``, which stays the same from build to build.
+    ``stats.json``, which stays the same from build to build; and ``peaks``: each of those stages
+    with its process's peak resident memory at its end, in bytes (None where the platform keeps
+    none; the views writer's counts what it shares with the build process, from which it forked).
 
     ``graph`` is the networkx graph (docs/model.md); after an unchanged rebuild it is read
     from ``graph.json`` the first time it is asked for: above `kg.graph.io.FULL_GRAPH_MAX_PAPERS`
@@ -86,6 +88,7 @@ class BuildResult:
     extraction: dict = field(default_factory=dict)
     unchanged: bool = False
     timings: tuple[tuple[str, float], ...] = ()
+    peaks: tuple[tuple[str, int | None], ...] = ()
     _graph: nx.Graph | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -197,7 +200,8 @@ def build(
     try:
         result = _build(paths, out, _Options(base, settings, embedder, nlp, progress, on_start, cache, store, executor,
                                                 follow_links, entities, entity_progress), timeline)
-        return replace(result, timings=timeline.done())
+        timings = timeline.done()
+        return replace(result, timings=timings, peaks=timeline.peaks())
     finally:
         if was_enabled:
             gc.enable()
@@ -430,7 +434,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
         with spans.stage("stats figures"):
             stats = graph_stats(G) | stats_input
         emit_views(G, spans.files(staging.open), records=None, stats=stats, title="kg")
-        return stats, staging.written(), spans.spans(), map_positions(G)
+        return stats, staging.written(), (spans.spans(), spans.peaks()), map_positions(G)
 
     loading = side = None
     committed = False
@@ -481,7 +485,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
             gc.disable()
         with timeline.stage("wait for views"):
             stats, written, spans, positions = side.result()
-        timeline.extend(spans, VIEWS)
+        timeline.extend(spans[0], VIEWS, peaks=spans[1])
         put_positions(G, positions)  # (the views writer's copy of G has them: this one is the result's)
         staging.adopt(written)
         cache_dir = Path(out) / ".cache"
