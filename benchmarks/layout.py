@@ -69,8 +69,8 @@ if method != "kg":
     cmap = concept_map(G)
     clusters = list(find_communities(cmap).membership)
     import igraph as ig
-    g = ig.Graph(n=len(cmap.nodes), edges=list(cmap.links))
-    w = list(cmap.weights)
+    g = cmap.igraph()
+    w = cmap.weights.tolist()
 before = rss_mib()
 reset_peak()
 t = time.process_time()
@@ -82,9 +82,9 @@ if method == "kg":
     membership = [G.nodes[n].get("cluster", len(G.graph["clusters"]) + 1) - 1 for n in cmap.nodes]  # no cluster: one group
     cpu = time.process_time() - t
     import igraph as ig
-    g = ig.Graph(n=len(cmap.nodes), edges=list(cmap.links))
+    g = cmap.igraph()
     out.update(coherence=coherence(xy, membership), clusters=len(G.graph["clusters"]),
-               modularity=g.modularity(membership, weights=list(cmap.weights)))
+               modularity=g.modularity(membership, weights=cmap.weights.tolist()))
 elif method in ("igraph-fr", "igraph-drl"):
     with seeded_igraph():
         layout = g.layout_fruchterman_reingold(weights=w, grid="grid") if method == "igraph-fr" else g.layout_drl(weights=w)
@@ -94,7 +94,7 @@ elif method == "networkx-fa2":
     import networkx as nx
     H = nx.Graph()
     H.add_nodes_from(range(len(cmap.nodes)))
-    H.add_weighted_edges_from((i, j, x) for (i, j), x in zip(cmap.links, w))
+    H.add_weighted_edges_from((i, j, x) for (i, j), x in zip(cmap.links.tolist(), w))
     pos = nx.forceatlas2_layout(H, weight="weight", seed=20)
     cpu = time.process_time() - t
     out.update(coherence=coherence([pos[i] for i in range(len(cmap.nodes))], clusters))
@@ -106,7 +106,7 @@ else:
         import networkx as nx
         H = nx.Graph()
         H.add_nodes_from(range(len(cmap.nodes)))
-        H.add_weighted_edges_from((i, j, x) for (i, j), x in zip(cmap.links, w))
+        H.add_weighted_edges_from((i, j, x) for (i, j), x in zip(cmap.links.tolist(), w))
         membership = [0] * len(cmap.nodes)
         for k, part in enumerate(nx.community.louvain_communities(H, weight="weight", seed=20)):
             for i in part:

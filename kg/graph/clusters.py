@@ -42,14 +42,13 @@ def find_communities(cmap: ConceptMap, *, resolution: float = RESOLUTION, min_si
     first; ties by first concept). Those under *min_size* concepts (or `MIN_CLUSTER_SHARE` of
     them, if fewer: a map of 7 concepts keeps its pairs) and those of one paper (`_one_papers`)
     join their most-linked neighbour; one of one paper with no link out stays, but is no cluster."""
-    import igraph as ig
 
     n = len(cmap.nodes)
     if not n:
         return Communities((), 0)
-    g = ig.Graph(n=n, edges=list(cmap.links))
-    with seeded_igraph(seed):
-        found = g.community_leiden(objective_function="modularity", weights=list(cmap.weights) or None,
+    g = cmap.igraph()
+    with seeded_igraph(seed):  # the weights as a list: python-igraph reads it faster than a numpy array
+        found = g.community_leiden(objective_function="modularity", weights=cmap.weights.tolist() or None,
                                    resolution=resolution, n_iterations=-1)
     min_size = min(min_size, int(n * MIN_CLUSTER_SHARE))
     membership = _join_small(_renumber(found.membership), cmap, min_size)
@@ -86,11 +85,8 @@ def _join_small(membership: list[int], cmap: ConceptMap, min_size: int) -> list[
     (one with no link out stays as it is)."""
     sizes, shared = Counter(membership), _shared_concepts(membership, cmap)
     links: dict[int, dict[int, float]] = defaultdict(dict)  # community -> community -> link weight between
-    for (i, j), w in zip(cmap.links, cmap.weights):
-        a, b = membership[i], membership[j]
-        if a != b:
-            links[a][b] = links[a].get(b, 0.0) + w
-            links[b][a] = links[b].get(a, 0.0) + w
+    for (a, b), w in zip(*cmap.between(membership, cmap.weights)):
+        links[a][b] = links[b][a] = w
     joined: dict[int, int] = {}
     while True:
         small = [(size, c) for c, size in sizes.items()
@@ -139,13 +135,7 @@ def characteristic(cmap: ConceptMap, membership: Sequence[int]) -> list[list[int
     Ties by more co-occurrences, then by order in *cmap*."""
     n = len(cmap.nodes)
     k = max(membership) + 1 if n else 0
-    inside, total = [0.0] * n, [0.0] * n
-    for (i, j), c in zip(cmap.links, cmap.counts):
-        total[i] += c
-        total[j] += c
-        if membership[i] == membership[j]:
-            inside[i] += c
-            inside[j] += c
+    inside, total = _inside_and_total(cmap, membership)
     weight = [0.0] * k
     for i, m in enumerate(membership):
         weight[m] += total[i]
@@ -160,6 +150,22 @@ def characteristic(cmap: ConceptMap, membership: Sequence[int]) -> list[list[int
         return (inside[i] + alpha * prior) / (total[i] + alpha) if total[i] + alpha else 0.0
 
     return [sorted(found, key=lambda i: (-share(i), -total[i], i)) for found in members]
+
+
+def _inside_and_total(cmap: ConceptMap, membership: Sequence[int]) -> tuple[list[float], list[float]]:
+    """Each concept's co-occurrences (the counts of its links, as floats: sums of integers, exact in any order) inside
+    its community of *membership*, and in all."""
+    import numpy as np
+
+    n = len(cmap.nodes)
+    first, second = cmap.links[:, 0], cmap.links[:, 1]
+    counts = cmap.counts.astype(np.float64)
+    total = np.bincount(first, weights=counts, minlength=n) + np.bincount(second, weights=counts, minlength=n)
+    member = np.asarray(membership, dtype=np.int64)
+    same = member[first] == member[second] if n else np.zeros(0, dtype=bool)
+    inside = (np.bincount(first[same], weights=counts[same], minlength=n)
+              + np.bincount(second[same], weights=counts[same], minlength=n))
+    return inside.tolist(), total.tolist()
 
 
 def add_clusters(G: nx.Graph, cmap: ConceptMap, *, seed: int = SEED) -> list[int]:

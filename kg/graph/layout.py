@@ -104,8 +104,7 @@ def concept_positions(cmap: ConceptMap, membership: Sequence[int], *, seed: int 
     membership = np.asarray(membership)
     sizes = np.bincount(membership)
     radii = np.sqrt(sizes)
-    links = np.array(cmap.links, dtype=np.int64).reshape(-1, 2)
-    weights = np.array(cmap.weights, dtype=float)
+    links, weights = cmap.links, cmap.weights
     inside = membership[links[:, 0]] == membership[links[:, 1]]
     links, weights = links[inside], weights[inside]
     by_cluster = np.argsort(membership[links[:, 0]], kind="stable")  # each cluster's links, in cmap's order
@@ -132,11 +131,7 @@ def _cluster_centres(cmap: ConceptMap, membership, iterations: int):
     k = int(membership.max()) + 1
     if k == 1:
         return np.zeros((1, 2))
-    between: dict[tuple[int, int], float] = {}
-    for (i, j), c in zip(cmap.links, cmap.counts):
-        a, b = sorted((int(membership[i]), int(membership[j])))
-        if a != b:
-            between[(a, b)] = between.get((a, b), 0.0) + (c or 1)
+    between = dict(zip(*cmap.between(membership, np.maximum(cmap.counts, 1))))  # a broader link without papers: 1
     strength = [0.0] * k
     for (a, b), c in between.items():
         strength[a] += c
