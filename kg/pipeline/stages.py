@@ -289,6 +289,9 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
                                             models=models, mentions=mentions)
         gc.disable()  # loading spaCy turns it back on
         rounds = _rounds(options.executor)  # here, the merge and specificity read the papers whole (and fork)
+        if isinstance(rounds, LocalRounds) and shared is not None and shared.opened is not None:
+            with timeline.stage("stop executor"):  # a cluster kg started, idle from here: its workers and its
+                shared.close()  # scheduler's state (in this process) gone before the merge
         size = None if isinstance(rounds, LocalRounds) else _partition_size(spec, executor=options.executor)
         with timeline.stage("merge"):
             index = merge_concepts([(k.paper_id, [x.phrase for x in k.keyphrases], k.definitions) for k in found],

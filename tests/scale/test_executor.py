@@ -408,3 +408,27 @@ def test_the_store_loader_and_the_views_writer_die_with_a_killed_build(tmp_path,
                               stdout=subprocess.PIPE, text=True,
                               env=os.environ | {"PYTHONPATH": os.path.dirname(os.path.dirname(kg.__file__))})
     assert _child_dies_with(parent, seconds=5.0)
+
+
+def test_a_cluster_kg_started_is_stopped_before_the_merge_that_runs_in_the_build_process(tmp_path, monkeypatch, hash_embedder, nlp):
+    # dask-local's rounds after extraction run here (kg.pipeline.stages._rounds): its idle workers, and the scheduler's
+    # state in this process, would only hold memory through the merge and specificity
+    import kg.pipeline.stages
+
+    before = _children()
+    seen: set[int] = set()
+    at_merge: list[set[int]] = []
+    real = kg.pipeline.stages.merge_concepts
+
+    def merge(*args, **kwargs):
+        at_merge.append({pid for pid in seen if _alive(pid)})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kg.pipeline.stages, "merge_concepts", merge)
+    result = kg.build([SEEDS], tmp_path / "out", embedder=hash_embedder, nlp=nlp, entities=False, store=False,
+                      executor=parse_executor("dask-local:2", partition_size=SMALL),
+                      progress=lambda n: seen.update(_children() - before))
+    assert len(seen) >= 2 and at_merge == [set()]  # the workers ran the extraction, and were gone when the merge began
+    stages = [name for name, _ in result.timings]
+    assert stages.index("extract: computed") < stages.index("stop executor") < stages.index("merge")
+    assert _children() <= before
