@@ -67,9 +67,12 @@ def build_graph(
     *,
     metadata: Mapping[str, object] | None = None,
     types: ConceptTypes | None = None,
+    cooccurrence: bool = True,
 ) -> nx.Graph:
     """The graph of *papers*, their *keyphrases* joined to concepts by *index*; with *types*, the
-    concepts' types and typed relations (`add_types`).
+    concepts' types and typed relations (`add_types`). Without *cooccurrence*, no concept-concept
+    edge yet: `add_cooccurrence` adds them later (`kg.build` does, once it has dropped the papers,
+    keyphrases and index, so that the largest part of the graph takes the memory they held).
 
     >>> from kg.text.sources import Paper
     >>> from kg.extract.keyphrases import PaperKeyphrases, Keyphrase
@@ -156,8 +159,22 @@ def build_graph(
         concepts_of = {p: [c for c in found if c not in removed] for p, found in concepts_of.items()}
     if types is not None:  # first: its HYPONYM-OF statements add broader concepts, which no related pair may join
         add_types(G, types, concept_nodes)
-    _add_cooccurrence(G, concepts_of)
+    if cooccurrence:
+        _add_cooccurrence(G, concepts_of)
     return G
+
+
+def add_cooccurrence(G: nx.Graph) -> None:
+    """The concept-concept edges of a graph `build_graph` made without them, from each paper's
+    subject edges: the same edges as it adds itself (`_add_cooccurrence`)."""
+    adjacency = G.adj
+    concepts_of = {}
+    for node, kind in G.nodes(data="kind"):
+        if kind == "paper":
+            found = [c for c, e in adjacency[node].items() if e.get("kind") == "subject"]
+            if found:
+                concepts_of[node] = found
+    _add_cooccurrence(G, concepts_of)
 
 
 def add_types(G: nx.Graph, types: ConceptTypes, concept_nodes: Mapping[str, str]) -> None:

@@ -20,7 +20,7 @@ from kg.common.rounds import LocalRounds
 from kg.concepts.merge import merge_concepts
 from kg.concepts.specificity import score_specificity
 from kg.extract.keyphrases import PaperKeyphrases, Settings
-from kg.graph.build import build_graph
+from kg.graph.build import add_cooccurrence, build_graph
 from kg.graph.clusters import add_clusters
 from kg.graph.cooccurrence import concept_map
 from kg.graph.layout import add_layout, map_positions, put_positions
@@ -416,7 +416,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
     with timeline.stage("paper labels"):
         labels = _paper_labels(papers, merged.found, merged.index)
     with timeline.stage("graph"):
-        G = build_graph(papers, merged.found, merged.index, labels, metadata=metadata, types=merged.types)
+        G = build_graph(papers, merged.found, merged.index, labels, metadata=metadata, types=merged.types, cooccurrence=False)
     built = [Diagnostic(p.sources[0].file, str(p.sources[0]).partition(", ")[2],
                         f"no noun phrase found; paper {p.id} is kept with no concepts", "no_concepts")
              for p, k in zip(papers, merged.found) if not k.keyphrases]
@@ -454,6 +454,8 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
         papers = None
         with timeline.stage("release inputs"):
             merged.release()
+        with timeline.stage("graph: co-occurrences"):  # the graph's largest part, in the memory the inputs held
+            add_cooccurrence(G)
         with timeline.stage("map: clusters"):
             cmap = concept_map(G)
             membership = add_clusters(G, cmap)  # seen by every output; the positions by the views alone

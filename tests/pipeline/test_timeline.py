@@ -11,7 +11,7 @@ from kg.pipeline.timeline import TOTAL, VIEWS, Timeline
 
 # What a build that extracts (no entities) and loads the store times, in the order the stages end.
 STAGES = ["setup", "up-to-date check", "start model process", "read", "extract: cache lookup", "extract: computed", "merge", "specificity",
-          "paper labels", "graph", "keyphrases.jsonl", "release inputs", "map: clusters", "fork views writer",
+          "paper labels", "graph", "keyphrases.jsonl", "release inputs", "graph: co-occurrences", "map: clusters", "fork views writer",
           "rdf: graph.nt, graph.ttl, graph.jsonld", "wait for views",
           *(VIEWS + name for name in ("map layout", "stats figures", "graph.html", "graph.json", "stats.json", "graph.gexf", "map.json",
                                       "explorer.json", "explorer-search.sqlite")),
