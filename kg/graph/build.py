@@ -233,10 +233,11 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]], *, part
     # count / sqrt(papers_a * papers_b) as Python computes it (IEEE division and square root),
     # rounded by Python's round (decimal-exact, unlike numpy's) once per distinct value
     exact, which = np.unique(count / np.sqrt(papers[first] * papers[second]), return_inverse=True)
-    association = np.array([round(x, 4) for x in exact.tolist()])[which.ravel()]
-    related = _related(first, second, count, association, _in_line(G, names))
-    data = ({"kind": "cooccurs", "count": c, "association": s, "related": r}  # made as added (networkx copies each)
-            for c, s, r in zip(count.tolist(), association.tolist(), related.tolist()))
+    rounded = [round(x, 4) for x in exact.tolist()]  # at most 10,001 values, each one float object shared by its edges
+    which = which.ravel()
+    related = _related(first, second, count, np.array(rounded)[which], _in_line(G, names))
+    data = ({"kind": "cooccurs", "count": c, "association": rounded[w], "related": r}  # made as added (networkx copies each)
+            for c, w, r in zip(count.tolist(), which.tolist(), related.tolist()))
     G.add_edges_from(zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
 
 
