@@ -53,6 +53,7 @@ from kg.pipeline.outputs import (
 )
 from kg.pipeline.timeline import VIEWS, Timeline
 from kg.text.labels import paper_label
+from kg.text.phrases import clear_caches
 from kg.text.readcache import ReadCache
 from kg.text.sources import Diagnostic, Paper, ReadReport, read_papers
 
@@ -318,6 +319,7 @@ def _locked_build(paths, out, lock, options: _Options, *, spec, timeline: Timeli
 
         with timeline.stage("concept types"):
             types = type_concepts(index, typed)
+    clear_caches()  # the phrase keys' memos: no stage from here on reads them
     merged = _Merged(report, papers, found, cached, index, key, model_name, fingerprint, typed, types)
     del report, papers, found, index, typed  # held by *merged* alone, which `_write` releases
     return _write(out, options, merged, lock=lock, timeline=timeline)
