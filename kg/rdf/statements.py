@@ -203,6 +203,9 @@ class _Nodes:
 
 
 SLICE = 2000  # statement groups the RDF writers take at a time (a paper's and its links' are ~30)
+# ... and at most this many statements: the year figures' groups come as one list of ~600,000 statements at 40,000
+# abstracts (27 times a slice's median), whose text the writers held at once (~180 MB).
+SLICE_STATEMENTS = 50_000
 
 
 class Statements:
@@ -281,16 +284,37 @@ def _of_kind(kinds: dict[str, str | None], kind: str) -> list[str]:
 
 
 def _sliced(v: _Vocab, made: Iterable[list[Group]], size: int | None) -> Iterator[tuple[list[Group], Terms]]:
-    """The groups of *made* (lists of groups) in slices of about *size* (`SLICE`), each with the terms *v* took for them;
-    the last slice possibly empty."""
+    """The groups of *made* (lists of groups) in slices of about *size* (`SLICE`) groups and at most
+    `SLICE_STATEMENTS` statements (one group more than that is a slice of its own), each with the terms *v* took for
+    them (the pieces of one list cut so share its terms); the last slice possibly empty."""
     size = size or SLICE
     groups: list[Group] = []
+    held = 0  # statements in *groups*
     for more in made:
         groups += more
-        if len(groups) >= size:
-            yield groups, v.terms.take()
-            groups = []
-    yield groups, v.terms.take()
+        held += sum(len(g[1]) for g in more)
+        if len(groups) >= size or held >= SLICE_STATEMENTS:
+            terms = v.terms.take()
+            for piece in _pieces(groups, SLICE_STATEMENTS):
+                yield piece, terms
+            groups, held = [], 0
+    terms = v.terms.take()
+    for piece in _pieces(groups, SLICE_STATEMENTS):
+        yield piece, terms
+
+
+def _pieces(groups: list[Group], most: int) -> Iterator[list[Group]]:
+    """*groups* cut in order into lists of at most *most* statements (a larger group alone); one list when they fit."""
+    piece: list[Group] = []
+    held = 0
+    for g in groups:
+        n = len(g[1])
+        if piece and held + n > most:
+            yield piece
+            piece, held = [], 0
+        piece.append(g)
+        held += n
+    yield piece
 
 
 def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[Group], str, str]:

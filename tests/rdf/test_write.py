@@ -135,3 +135,18 @@ def test_the_authors_keywords_only_add_their_own_triples():
         found = {t for t in Graph().parse(data=out[name].decode("utf-8"), format=fmt) if t[1] in (sdo.keywords, kgv.keywordOrder)}
         assert found == expected | {(s, kgv.keywordOrder, o) for s, o in order}, name
     assert not any(p == sdo.keywords for _, p, _ in plain) and not set(to_rdf(G).objects(kg[f"paper/{P2}"], sdo.keywords))
+
+
+def test_a_slice_holds_at_most_slice_statements_and_the_bytes_stay_the_same(monkeypatch):
+    # the year figures' groups come as one list (at 40,000 abstracts ~600,000 statements, 27 times a slice's median)
+    G = fixture_graph()
+    whole = rdf_files(G)
+    sizes = [sum(len(ps) for _, ps, _ in groups) for groups, _ in Statements(G, G.graph["base_iri"]).chunks()]
+    assert len(sizes) == 3 and max(sizes) > 40
+    monkeypatch.setattr(kg.rdf.statements, "SLICE_STATEMENTS", 40)
+    sliced = list(Statements(G, G.graph["base_iri"]).chunks())
+    assert len(sliced) > 6
+    for groups, terms in sliced:  # each at most 40 statements, or one group larger than that alone
+        assert sum(len(ps) for _, ps, _ in groups) <= 40 or len(groups) == 1
+        assert {t for s, ps, os in groups for t in (s, *ps, *os)} <= terms.iris | set(terms.literals)
+    assert rdf_files(G) == whole
