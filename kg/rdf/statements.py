@@ -25,7 +25,7 @@ from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SDO, SKOS
 
 from kg.rdf.papers import PaperRow, paper_groups
-from kg.rdf.terms import Group, Terms, group
+from kg.rdf.terms import Group, Terms, group, pieces
 from kg.rdf.trends import year_figures, year_groups
 from kg.rdf.vocabulary import (
     CONCEPT_CLASSES,
@@ -295,26 +295,12 @@ def _sliced(v: _Vocab, made: Iterable[list[Group]], size: int | None) -> Iterato
         held += sum(len(g[1]) for g in more)
         if len(groups) >= size or held >= SLICE_STATEMENTS:
             terms = v.terms.take()
-            for piece in _pieces(groups, SLICE_STATEMENTS):
+            for piece in pieces(groups, SLICE_STATEMENTS):
                 yield piece, terms
             groups, held = [], 0
     terms = v.terms.take()
-    for piece in _pieces(groups, SLICE_STATEMENTS):
+    for piece in pieces(groups, SLICE_STATEMENTS):
         yield piece, terms
-
-
-def _pieces(groups: list[Group], most: int) -> Iterator[list[Group]]:
-    """*groups* cut in order into lists of at most *most* statements (a larger group alone); one list when they fit."""
-    piece: list[Group] = []
-    held = 0
-    for g in groups:
-        n = len(g[1])
-        if piece and held + n > most:
-            yield piece
-            piece, held = [], 0
-        piece.append(g)
-        held += n
-    yield piece
 
 
 def _provenance_groups(v: _Vocab, meta: dict) -> tuple[list[Group], str, str]:

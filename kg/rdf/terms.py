@@ -1,17 +1,18 @@
 """The terms of kg's statements written once each as N-Triples text (`Terms`), and the statement groups the writers
-take (`Group`: a subject, its predicates, their objects).
+take (`Group`: a subject, its predicates, their objects), cut into pieces of a bounded number of statements (`pieces`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from rdflib import XSD
 
 from kg.text.chars import encodable
 
-__all__ = ["Group", "Terms", "XSD_INTEGER", "group"]
+__all__ = ["Group", "Terms", "XSD_INTEGER", "group", "pieces"]
 
 Group = tuple[str, tuple[str, ...], tuple[str, ...]]  # subject, predicates, objects (the nth object is the nth predicate's)
 
@@ -122,3 +123,17 @@ XSD_INTEGER = str(XSD.integer)
 def group(s: str, about) -> Group:
     """The group of subject *s* and its (predicate, object) pairs *about*."""
     return (s, *zip(*about)) if about else (s, (), ())
+
+
+def pieces(groups: list[Group], most: int) -> Iterator[list[Group]]:
+    """*groups* cut in order into lists of at most *most* statements (a larger group alone); one list when they fit."""
+    piece: list[Group] = []
+    held = 0
+    for g in groups:
+        n = len(g[1])
+        if piece and held + n > most:
+            yield piece
+            piece, held = [], 0
+        piece.append(g)
+        held += n
+    yield piece
