@@ -42,7 +42,6 @@ def find_communities(cmap: ConceptMap, *, resolution: float = RESOLUTION, min_si
     first; ties by first concept). Those under *min_size* concepts (or `MIN_CLUSTER_SHARE` of
     them, if fewer: a map of 7 concepts keeps its pairs) and those of one paper (`_one_papers`)
     join their most-linked neighbour; one of one paper with no link out stays, but is no cluster."""
-
     n = len(cmap.nodes)
     if not n:
         return Communities((), 0)

@@ -26,7 +26,7 @@ class ConceptMap:
 
     The links are numpy arrays (*links* of shape (m, 2), *weights* and *counts* of m; given as
     sequences, they are made so): a build's map has millions of links, which as tuples of Python
-    numbers took ~110 bytes each (24 as arrays) and ~320 while made (docs/design.md)."""
+    numbers took ~110 bytes each (32 as arrays) and ~320 while made (docs/design.md)."""
 
     nodes: tuple[str, ...]
     links: object  # numpy int64 (m, 2)
@@ -73,14 +73,14 @@ class ConceptMap:
         import numpy as np
 
         member = np.asarray(membership, dtype=np.int64)
-        a, b = member[self.links[:, 0]], member[self.links[:, 1]]
-        out = a != b
-        low, high = np.minimum(a[out], b[out]), np.maximum(a[out], b[out])
+        first, second = member[self.links[:, 0]], member[self.links[:, 1]]
+        out = first != second
+        low, high = np.minimum(first[out], second[out]), np.maximum(first[out], second[out])
         k = int(member.max()) + 1 if len(member) else 0
         codes, which = np.unique(low * k + high, return_inverse=True)
         sums = np.bincount(which.ravel(), weights=np.asarray(values, dtype=np.float64)[out], minlength=len(codes))
         pairs = np.stack(np.divmod(codes, k), axis=1) if k else np.zeros((0, 2), dtype=np.int64)
-        return [(a, b) for a, b in pairs.tolist()], sums.tolist()
+        return [(i, j) for i, j in pairs.tolist()], sums.tolist()
 
 
 def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS, min_concepts: int = MAP_MIN_CONCEPTS) -> ConceptMap:

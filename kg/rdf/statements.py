@@ -285,7 +285,7 @@ def _of_kind(kinds: dict[str, str | None], kind: str) -> list[str]:
 
 def _sliced(v: _Vocab, made: Iterable[list[Group]], size: int | None) -> Iterator[tuple[list[Group], Terms]]:
     """The groups of *made* (lists of groups) in slices of about *size* (`SLICE`) groups and at most
-    `SLICE_STATEMENTS` statements (one group more than that is a slice of its own), each with the terms *v* took for
+    `SLICE_STATEMENTS` statements (a group of more is a slice of its own), each with the terms *v* took for
     them (the pieces of one list cut so share its terms); the last slice possibly empty."""
     size = size or SLICE
     groups: list[Group] = []
