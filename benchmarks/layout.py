@@ -68,7 +68,6 @@ out = {{"method": method}}
 if method != "kg":
     cmap = concept_map(G)
     clusters = list(find_communities(cmap).membership)
-    import igraph as ig
     g = cmap.igraph()
     w = cmap.weights.tolist()
 before = rss_mib()
@@ -81,7 +80,6 @@ if method == "kg":
     xy = [(G.nodes[n]["x"], G.nodes[n]["y"]) for n in cmap.nodes]
     membership = [G.nodes[n].get("cluster", len(G.graph["clusters"]) + 1) - 1 for n in cmap.nodes]  # no cluster: one group
     cpu = time.process_time() - t
-    import igraph as ig
     g = cmap.igraph()
     out.update(coherence=coherence(xy, membership), clusters=len(G.graph["clusters"]),
                modularity=g.modularity(membership, weights=cmap.weights.tolist()))

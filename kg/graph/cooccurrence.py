@@ -100,13 +100,14 @@ def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS, min_concepts: 
     adjacency = dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
     nodes = tuple(sorted(_map_concepts(G, adjacency, min_papers, min_concepts)))
     n = len(nodes)
-    codes, counts = _cooccurrences(nodes, adjacency)  # each pair as i * n + j (i < j), sorted
+    position = {u: i for i, u in enumerate(nodes)}
+    codes, counts = _cooccurrences(nodes, position, adjacency)  # each pair as i * n + j (i < j), sorted
     first, second = np.divmod(codes, n) if n else (codes, codes)
     strength = np.bincount(first, weights=counts, minlength=n) + np.bincount(second, weights=counts, minlength=n)
     weights = _association(counts, int(counts.sum()), strength[first], strength[second])
     mean = math.fsum(weights.tolist()) / len(weights) if len(weights) else 1.0  # fsum: the same in any order
     weights = weights / mean
-    broader = _broader_codes(G, nodes)
+    broader = _broader_codes(G, nodes, position)
     if len(broader):  # a broader link weighs at least 1; one between concepts no paper shares, with a count of 0
         at = np.searchsorted(codes, broader)
         known = at < len(codes)
@@ -123,13 +124,12 @@ def concept_map(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS, min_concepts: 
     return ConceptMap(nodes, links, weights, counts, papers)
 
 
-def _cooccurrences(nodes: tuple[str, ...], adjacency: dict):
-    """The co-occurrence links among *nodes* (sorted): each pair's code ``i * n + j`` (positions, i < j), sorted, and
-    its count, as int64 arrays (made without a Python object per link)."""
+def _cooccurrences(nodes: tuple[str, ...], position: dict[str, int], adjacency: dict):
+    """The co-occurrence links among *nodes* (sorted; *position*: each one's place): each pair's code ``i * n + j``
+    (positions, i < j), sorted, and its count, as int64 arrays (made without a Python object per link)."""
     import numpy as np
     from array import array
 
-    position = {u: i for i, u in enumerate(nodes)}
     n = len(nodes)
     codes, counts = array("q"), array("q")
     for i, u in enumerate(nodes):
@@ -157,11 +157,11 @@ def _association(counts, total: int, first, second):
     return numerator / denominator
 
 
-def _broader_codes(G: nx.Graph, nodes: tuple[str, ...]):
-    """The ``broader`` links among *nodes* as sorted distinct codes ``i * n + j`` (i < j)."""
+def _broader_codes(G: nx.Graph, nodes: tuple[str, ...], position: dict[str, int]):
+    """The ``broader`` links among *nodes* (*position*: each one's place) as sorted distinct codes ``i * n + j``
+    (i < j)."""
     import numpy as np
 
-    position = {u: i for i, u in enumerate(nodes)}
     n = len(nodes)
     found = set()
     for i, u in enumerate(nodes):
