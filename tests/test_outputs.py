@@ -608,6 +608,32 @@ def test_the_papers_are_dropped_before_the_map_is_made(tmp_path, hash_embedder, 
     assert seen["staged"] == ["entities", "keyphrases"]
 
 
+def test_the_concept_map_is_not_held_while_the_rdf_is_written(tmp_path, hash_embedder, nlp, monkeypatch):
+    """Once the views writer has forked (it lays the map out from the concept map), the build process
+    drops its concept map: the RDF, written beside, never reads it (its arrays grow with the map's links)."""
+    import gc
+
+    import kg.rdf.write
+    from kg.graph.cooccurrence import ConceptMap
+
+    f = tmp_path / "in.txt"
+    f.write_text("ICML 2026 Papers\n\n" + "\n\n".join(
+        f"Paper {i} studies neighbourhood sampling for graph neural networks and message passing, case {i}." for i in range(4)))
+    seen = {}
+    write_rdf = kg.rdf.write.write_rdf
+
+    def watched(G, *args, **kwargs):
+        gc.collect()
+        seen["maps"] = sum(type(o) is ConceptMap for o in gc.get_objects())
+        return write_rdf(G, *args, **kwargs)
+
+    monkeypatch.setattr(kg.rdf.write, "write_rdf", watched)
+    kg.build([f], tmp_path / "out", embedder=hash_embedder, nlp=nlp, entities=False)
+    assert seen["maps"] == 0
+    items = json.loads((tmp_path / "out" / "map.json").read_text())["network"]["items"]
+    assert any("x" in item for item in items)  # the views writer had it, and laid the map out
+
+
 def test_the_authors_keywords_reach_graph_json_the_rdf_and_keyphrases_jsonl(tmp_path, hash_embedder, nlp):
     """A paper's keywords (a list, or one text split at ``;``) are its node's ``keywords``, its
     ``schema:keywords`` literals and its keyphrases.jsonl ``keywords``, in input order; a paper

@@ -463,6 +463,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
             membership = add_clusters(G, cmap)  # seen by every output; the positions by the views alone
         with timeline.stage("fork views writer"):
             side = Forked(views, nice=VIEWS_NICE)
+        cmap = membership = None  # the views writer's alone from here (its fork's copy, or used already): not held while the RDF is written
         from kg.rdf.write import write_rdf
 
         @contextmanager
