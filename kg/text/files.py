@@ -2,7 +2,8 @@
 split into lines, and named without absolute paths.
 
 The generic half of reading abstracts: `kg.text.sources` (and any other format's reader) opens
-a file with `read_input`, decodes it with `decode`, splits it with `split_lines`, and checks
+a file with `read_input`, decodes it with `decode` (JSON Lines as `Lines`, decoded a row at a
+time), splits it with `split_lines`, and checks
 each record against `too_long`. The limits are per file (`MAX_FILE_BYTES`), per line or
 record (`MAX_RECORD_CHARS`), per abstract (`MAX_ABSTRACT_CHARS`) and per other field
 (`MAX_FIELD_CHARS`); docs/input.md documents them.
@@ -17,6 +18,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_RECORD_CHARS",
     "Diagnostic",
+    "Lines",
     "LongNumber",
     "RawFile",
     "Warnings",
@@ -234,9 +237,10 @@ def _refuse_binary(sample: bytes, name: str) -> None:
         raise InputError(f"{name}: binary file, not text; give kg UTF-8 text, JSON Lines or CSV")
 
 
-def decode(raw: bytes, name: str) -> tuple[str, list[Diagnostic]]:
+def decode(raw: bytes, name: str, *, lines: bool = False) -> tuple[str | Lines, list[Diagnostic]]:
     """Text from bytes: BOMs honoured, UTF-8 expected, UTF-16 without a BOM and Latin-1
-    accepted with a warning, binary data and NUL bytes refused."""
+    accepted with a warning, binary data and NUL bytes refused. With *lines*, UTF-8 text comes
+    as `Lines`, decoded a line at a time as it is read (JSON Lines: `json_rows` reads either)."""
     notes: list[Diagnostic] = []
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
@@ -262,6 +266,8 @@ def decode(raw: bytes, name: str) -> tuple[str, list[Diagnostic]]:
     nul = body.find(b"\x00")
     if nul >= 0:
         raise InputError(f"{name}: contains NUL bytes (the first at byte {bom + nul}: binary data?); give kg UTF-8 text, JSON Lines or CSV")
+    if lines and _is_utf8(body):
+        return Lines(body), notes
     try:
         return body.decode("utf-8"), notes
     except UnicodeDecodeError as e:
@@ -278,6 +284,39 @@ def decode(raw: bytes, name: str) -> tuple[str, list[Diagnostic]]:
             return body.decode("cp1252"), notes
         except UnicodeDecodeError:
             return body.decode("latin-1"), notes
+
+
+def _is_utf8(body: bytes, *, chunk: int = 1 << 20) -> bool:
+    """Whether *body* is UTF-8, decoded a chunk at a time (no text of the whole kept)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(body), chunk):
+            decoder.decode(body[start:start + chunk])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class Lines:
+    """The lines of UTF-8 bytes (*body*), as `split_lines` gives them, each decoded when it is
+    reached, every time the object is iterated: a big file of JSON Lines is read without its whole
+    text beside its bytes (a text of 4 bytes a character once one character is past U+FFFF: 8 GiB
+    for a file of 2 GiB, with its lines' copies on top). \\r and \\n bytes are never inside a
+    UTF-8 character, so the bytes split where the text would."""
+
+    __slots__ = ("_body",)
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def __iter__(self) -> Iterator[str]:
+        body, start = self._body, 0
+        for end in _LINE_END_BYTES.finditer(body):
+            yield body[start:end.start()].decode("utf-8")
+            start = end.end()
+        if start < len(body):
+            yield body[start:].decode("utf-8")
 
 
 def _looks_binary(sample: bytes) -> bool:
@@ -301,6 +340,7 @@ def _utf16_without_bom(sample: bytes) -> str | None:
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
 def split_lines(text: str, *, first: int | None = None) -> list[str]:
@@ -362,13 +402,13 @@ def parse_json(text: str) -> object:
     return _decoder().decode(text)
 
 
-def json_rows(name: str, text: str, notes: list[Diagnostic], skipped: dict[str, int]):
-    """(row number, value) of each row of the JSON Lines *text* (of the file *name*) that kg reads:
-    rows split at line ends only (`split_lines`), a byte-order mark at a row's start dropped, blank
+def json_rows(name: str, text: str | Lines, notes: list[Diagnostic], skipped: dict[str, int]):
+    """(row number, value) of each row of the JSON Lines *text* (of the file *name*; or its
+    `Lines`) that kg reads: rows split at line ends only (`split_lines`), a byte-order mark at a row's start dropped, blank
     rows passed over; a row over `MAX_RECORD_CHARS`, not JSON or nested too deep is skipped with a
     warning (counted in *skipped*), and escaped unpaired surrogates are U+FFFD with a warning.
     Every reader of JSON Lines (kg's rows, OpenAlex works, arXiv records) reads rows so."""
-    for row, line in enumerate(split_lines(text), start=1):
+    for row, line in enumerate(text if isinstance(text, Lines) else split_lines(text), start=1):
         line = line.removeprefix("\ufeff")  # files joined with cat: each may start with its byte-order mark
         if not line.strip():
             continue

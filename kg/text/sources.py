@@ -25,6 +25,7 @@ from kg.errors import InputError
 from kg.text import files as text_files
 from kg.text.clean import clean_text, normalize_space
 from kg.text.files import (
+    Lines,
     LongNumber,
     Warnings,
     decode,
@@ -310,7 +311,7 @@ def _row_authors(value: object, where: str, notes: Notes) -> tuple[Author, ...]:
     return tuple(authors)
 
 
-def _read_jsonl(name: str, text: str) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
+def _read_jsonl(name: str, text: str | Lines) -> tuple[list[_Record], list[Diagnostic], dict[str, int]]:
     notes = Warnings()
     skipped: dict[str, int] = {}
     records = []
@@ -434,7 +435,7 @@ def _parse(data: bytes, name: str, suffix: str) -> ParsedFile:
     cleaned and prepared for the merge, the warnings and what was skipped."""
     if not data.strip():
         raise InputError(f"{name}: empty file; {_EMPTY_ADVICE.get(suffix, _EMPTY_ADVICE['.txt'])}")
-    text, notes = decode(data, name)
+    text, notes = decode(data, name, lines=suffix in JSONL_SUFFIXES)  # JSON Lines a row at a time, without the whole text
     from kg.text.formats import (
         read_format,  # BibTeX, RIS, OpenAlex, arXiv and JSON: their readers
     )

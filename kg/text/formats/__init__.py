@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 from kg.errors import InputError
 from kg.text.files import (
+    Lines,
     Warnings,
     escapes_surrogates,
     json_rows,
@@ -64,7 +65,7 @@ _RIS_START = re.compile(r"TY  - ?")
 _BIBTEX_START = re.compile(r"@[A-Za-z]+\s*[{(]")
 
 
-def detect(suffix: str, text: str) -> str | None:
+def detect(suffix: str, text: str | Lines) -> str | None:
     """The format of a file by its *suffix*, then its content: "bibtex", "ris", "wos" (Web of
     Science's tagged export), "json" (a JSON document, or JSON Lines in a .json file) or
     "jsonl"; None for kg's own (abstract lists, CSV).
@@ -75,15 +76,15 @@ def detect(suffix: str, text: str) -> str | None:
     """
     if suffix in BIBTEX_SUFFIXES:
         return "bibtex"
-    lines = [line.strip() for line in split_lines(text.lstrip("\ufeff"), first=HEAD_LINES) if line.strip()]
-    if suffix in RIS_SUFFIXES:
-        return "wos" if is_wos(lines) else "ris"
     if suffix in JSON_SUFFIXES:
         return "json"
-    if suffix in JSONL_SUFFIXES:
+    if suffix in JSONL_SUFFIXES:  # (its text may be `Lines`, which the lines below could not read)
         return "jsonl"
     if suffix in CSV_SUFFIXES:
         return None
+    lines = [line.strip() for line in split_lines(text.lstrip("\ufeff"), first=HEAD_LINES) if line.strip()]
+    if suffix in RIS_SUFFIXES:
+        return "wos" if is_wos(lines) else "ris"
     if lines and _RIS_START.match(lines[0]):
         return "ris"
     if is_wos(lines):
@@ -99,7 +100,7 @@ def detect(suffix: str, text: str) -> str | None:
 Reader = Callable[[str, str], tuple[list, list, dict[str, int]]]
 
 
-def read_format(name: str, suffix: str, text: str, *, jsonl: Reader, row: Callable) -> tuple[list, list, dict[str, int]] | None:
+def read_format(name: str, suffix: str, text: str | Lines, *, jsonl: Reader, row: Callable) -> tuple[list, list, dict[str, int]] | None:
     """The records, warnings and skip counts of the file *name* (*suffix*, decoded *text*) when
     it is of a format this package reads; None when it is one of kg's own (abstract lists, CSV,
     JSON Lines of kg's rows: `kg.text.sources` reads them). *jsonl* reads kg's own JSON Lines
@@ -120,7 +121,7 @@ def read_format(name: str, suffix: str, text: str, *, jsonl: Reader, row: Callab
     return None
 
 
-def _read_lines(name: str, text: str):
+def _read_lines(name: str, text: str | Lines):
     """JSON Lines of OpenAlex works or arXiv metadata; None for kg's own rows."""
     kind = lines_kind(text)
     if kind == "openalex":
@@ -134,7 +135,7 @@ def _read_lines(name: str, text: str):
     return None
 
 
-def lines_kind(text: str) -> str:
+def lines_kind(text: str | Lines) -> str:
     """"openalex", "arxiv" or "kg": what the first object rows of JSON Lines are (up to
     `SNIFF_ROWS` rows that parse are looked at; the first that is an object decides)."""
     rows = json_rows("", text, [], {})  # the warnings are given by the reader, which reads the rows again

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from kg.text.clean import clean_text, normalize_space
-from kg.text.files import json_rows
+from kg.text.files import Lines, json_rows
 from kg.text.formats.identify import identifiers
 from kg.text.formats.latex import decode_accents, latex_field
 from kg.text.records import Author, Notes, Record, Source, records_of, shown, year_in
@@ -38,7 +38,7 @@ def is_withdrawn(abstract: str) -> bool:
     return bool(_WITHDRAWN.match(abstract))
 
 
-def read_arxiv_lines(name: str, text: str):
+def read_arxiv_lines(name: str, text: str | Lines):
     """The records of the snapshot's JSON Lines (the row of each is its line)."""
     return records_of(name, lambda notes: json_rows(name, text, notes.warnings, notes.skipped), _record)
 

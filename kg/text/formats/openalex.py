@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from kg.text import files
 from kg.text.clean import normalize_space
-from kg.text.files import json_rows
+from kg.text.files import Lines, json_rows
 from kg.text.formats.identify import identifiers, orcid
 from kg.text.records import Author, Notes, Record, Source, records_of, shown, year_in
 
@@ -29,7 +29,7 @@ def is_openalex(data: dict) -> bool:
     return "abstract_inverted_index" in data or str(data.get("id", "")).startswith(OPENALEX_WORK)
 
 
-def read_openalex_lines(name: str, text: str):
+def read_openalex_lines(name: str, text: str | Lines):
     """The records of JSON Lines of works (the row of each is its line)."""
     return records_of(name, lambda notes: json_rows(name, text, notes.warnings, notes.skipped), _record)
 
