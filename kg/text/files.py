@@ -3,10 +3,9 @@ split into lines, and named without absolute paths.
 
 The generic half of reading abstracts: `kg.text.sources` (and any other format's reader) opens
 a file with `read_input`, decodes it with `decode` (JSON Lines as `Lines`, decoded a row at a
-time), splits it with `split_lines`, and checks
-each record against `too_long`. The limits are per file (`MAX_FILE_BYTES`), per line or
-record (`MAX_RECORD_CHARS`), per abstract (`MAX_ABSTRACT_CHARS`) and per other field
-(`MAX_FIELD_CHARS`); docs/input.md documents them.
+time), splits it with `split_lines`, and checks each record against `too_long`. The limits are
+per file (`MAX_FILE_BYTES`), per line or record (`MAX_RECORD_CHARS`), per abstract
+(`MAX_ABSTRACT_CHARS`) and per other field (`MAX_FIELD_CHARS`); docs/input.md documents them.
 """
 
 from __future__ import annotations
