@@ -98,11 +98,13 @@ def _keys(extractions: Sequence[tuple[str, Sequence[str], Sequence[tuple[str, st
     return keys, surfaces, papers, long_forms
 
 
-def _index(ordered: Sequence[str], surfaces: Mapping[str, dict[str, int]], papers: Mapping[str, dict[str, None]],
-           alias: Mapping[str, str], keys: Mapping[tuple[str, str], str]) -> ConceptIndex:
+def _index(ordered: Sequence[str], surfaces: Mapping[str, dict[str, int]], papers: dict[str, dict[str, None]],
+           alias: Mapping[str, str], keys: dict[tuple[str, str], str]) -> ConceptIndex:
     """The `ConceptIndex` of the keys left after the merge (*ordered*: every key, sorted; *alias*:
     a merged key -> the one it joined), each labelled by its preferred surface form, with the
-    broader concepts `broader_keys` finds."""
+    broader concepts `broader_keys` finds. Takes *papers* and *keys* apart to make it: each key's
+    papers become its concept's, and *keys* (a (paper, phrase) -> its key) becomes the assignment
+    (its concept), not a second table of that size beside it."""
     found = []  # (id, key, label, alt labels, papers) of each concept, by key
     ids: dict[str, str] = {}
     for key in ordered:
@@ -116,10 +118,12 @@ def _index(ordered: Sequence[str], surfaces: Mapping[str, dict[str, int]], paper
             label = _preferred_label(forms)
             alt = tuple(sorted([f for f in forms if f != label]))
         ids[key] = cid = concept_slug(key)
-        found.append((cid, key, label, alt, tuple(papers[key])))
+        found.append((cid, key, label, alt, tuple(papers.pop(key))))
     for key, into in alias.items():
         ids[key] = ids[into]
-    assignment = {pk: ids[key] for pk, key in keys.items()}
+    for pk, key in keys.items():  # (values replaced, no key added: the dict may change as it is read)
+        keys[pk] = ids[key]
+    assignment = keys
     parent, implied = broader_keys([(key, label, ps) for _, key, label, _, ps in found])
     concepts = []
     for cid, key, label, alt, ps in found:
