@@ -142,8 +142,12 @@ def build_graph(
                 continue
             subject.append((node, target, k))
             linked.append(target)
-    # each edge's data made as it is added (networkx copies it): not a second dict per link held meanwhile
-    G.add_edges_from((n, t, {"kind": "subject", "score": k.score, "rank": k.rank, "phrase": k.phrase}) for n, t, k in subject)
+    # each edge's data made as it is added (networkx copies it): not a second dict per link held meanwhile;
+    # its score and phrase one object per distinct value (scores have 4 decimals; many papers share a phrase)
+    scores: dict[float, float] = {}
+    phrases: dict[str, str] = {}
+    G.add_edges_from((n, t, {"kind": "subject", "score": _one_of(scores, k.score), "rank": k.rank,
+                             "phrase": phrases.setdefault(k.phrase, k.phrase)}) for n, t, k in subject)
     papers_linked = Counter(target for _, target, _ in subject)
     for node in concept_nodes.values():  # paper counts as linked in the graph (only papers link to concepts yet)
         G.nodes[node]["papers"] = papers_linked[node]
@@ -162,6 +166,14 @@ def build_graph(
     if cooccurrence:
         _add_cooccurrence(G, concepts_of)
     return G
+
+
+def _one_of(shared: dict[float, float], value: float) -> float:
+    """*value*, or the equal float *shared* holds (put there the first time): one object for each
+    value. Floats alone (1 == 1.0), and not zero, whose sign a dict would lose (-0.0 == 0.0), nor NaN."""
+    if type(value) is not float or not value or value != value:
+        return value
+    return shared.setdefault(value, value)
 
 
 def add_cooccurrence(G: nx.Graph) -> None:

@@ -83,3 +83,15 @@ def test_networkx_cached_conversions_are_dropped_when_the_edges_are_added():
     G.__networkx_cache__["stale"] = "a conversion of the graph before its new edges"
     build._add_shared_edges(G, [("a", "b", EdgeData(kind="cooccurs"))])
     assert "stale" not in G.__networkx_cache__
+
+
+def test_subject_edges_share_equal_scores_and_phrases_as_given():
+    G = build_graph(*inputs(1))
+    data = [d for _, _, d in G.edges(data=True) if d["kind"] == "subject"]
+    assert len(data) > 100
+    assert len({id(d["score"]) for d in data}) == len({d["score"] for d in data}) < len(data)
+    assert len({id(d["phrase"]) for d in data}) == len({d["phrase"] for d in data}) < len(data)
+    shared: dict[float, float] = {}
+    assert [build._one_of(shared, x) for x in (0.5, 0.5, -0.0, 0.0, 1, 1.0, None)] == [0.5, 0.5, -0.0, 0.0, 1, 1.0, None]
+    assert [type(x) for x in (build._one_of(shared, 1), build._one_of(shared, 1.0))] == [int, float]
+    assert str(build._one_of(shared, -0.0)) == "-0.0" and build._one_of(shared, float("2.5")) is build._one_of(shared, float("2.50"))
