@@ -107,12 +107,9 @@ def broader_keys(concepts: Sequence[tuple[str, str, Sequence[str]]]) -> tuple[di
     """`add_broader` on the (key, label, papers) of each concept: the key of each key's broader
     concept, and the heads that become concepts of their own (in the order they do)."""
     heads_of: dict[str, list[str]] = {}  # key -> the heads of its label
-    headed: dict[str, list[tuple[str, Sequence[str]]]] = defaultdict(list)  # head -> the (key, papers) it heads
-    for key, label, papers in concepts:
-        heads_of[key] = label_heads = _heads(label)
-        member = (key, papers)
-        for head in label_heads:
-            headed[head].append(member)
+    one: dict[str, str] = {}  # each head one string, however many labels it heads
+    for key, label, _ in concepts:
+        heads_of[key] = [one.setdefault(head, head) for head in _heads(label)]
     # a head that is the label of a concept with another key is that concept ("linear programming",
     # the label of the key "linear program"), not a second concept of the same name
     labelled = {}
@@ -120,6 +117,13 @@ def broader_keys(concepts: Sequence[tuple[str, str, Sequence[str]]]) -> tuple[di
         named = normalize_phrase(label)
         if named != key and named not in heads_of:
             labelled.setdefault(named, key)
+    headed: dict[str, list[tuple[str, Sequence[str]]]] = defaultdict(list)  # head -> the (key, papers) it heads
+    for key, _, papers in concepts:  # (of the heads that are no concept's key or label: `meaningful` counts them)
+        member = (key, papers)
+        for head in heads_of[key]:
+            if head not in heads_of and head not in labelled:
+                headed[head].append(member)
+    del one
 
     def meaningful(head: str) -> bool:
         if head not in heads_of and head not in labelled:
