@@ -8,15 +8,15 @@ name it is reported by, how it was opened and the reader's code (`kg.text.source
 key). Each entry is a header, the SHA-256 of what follows and a pickle: an entry that is cut
 short, damaged or written by other code is a miss (the file is read again and its entry
 replaced), never an error nor a wrong result. Entries are written under a temporary name and
-renamed; `ReadCache.prune` removes those the last read did not use. One build at a time uses
-the folder (`kg.build` holds the output folder's lock).
+renamed; the pickle is written to its entry as it is made and loaded from the file, never held
+as bytes (it is about as large as the records). `ReadCache.prune` removes those the last read
+did not use. One build at a time uses the folder (`kg.build` holds the output folder's lock).
 """
 
 from __future__ import annotations
 
 import copyreg
 import hashlib
-import io
 import os
 import pickle
 import sys
@@ -67,12 +67,22 @@ def _by_fields(cls: type):
 _REDUCERS = {cls: _by_fields(cls) for cls in (Prepared, Source, Author)}
 
 
-def _dumps(parsed: ParsedFile) -> bytes:
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+def _dump(parsed: ParsedFile, f) -> None:
+    pickler = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {**copyreg.dispatch_table, **_REDUCERS}
     pickler.dump(parsed)
-    return buffer.getvalue()
+
+
+class _Hashed:
+    """A binary file *f* written through, with the SHA-256 of what was written: an entry's body
+    goes to its file as it is pickled, not held whole first (as large as the file's text)."""
+
+    def __init__(self, f) -> None:
+        self.f, self.sha256 = f, hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.sha256.update(data)
+        return self.f.write(data)
 
 
 class _Unpickler(pickle.Unpickler):
@@ -109,19 +119,26 @@ def _valid(value: object) -> bool:
                     for m in (value.counts, value.skipped)))
 
 
-def _decode(data: bytes, key: bytes) -> ParsedFile | None:
-    """The `ParsedFile` of an entry's bytes *data* when they are one `ReadCache.put` wrote under
-    *key*, else None."""
+def _load(f, key: bytes) -> ParsedFile | None:
+    """The `ParsedFile` of the entry the binary file *f* holds when it is one `ReadCache.put`
+    wrote under *key*, else None. Its body is read twice (its digest, then its pickle), never
+    held whole."""
     head = _MAGIC + key + b"\n"
-    if not data.startswith(head) or len(data) < len(head) + 65:
+    if f.read(len(head)) != head:
         return None
-    digest, body = data[len(head):len(head) + 64], memoryview(data)[len(head) + 65:]
-    if hashlib.sha256(body).hexdigest().encode() != digest:
+    digest = f.read(65)
+    if len(digest) != 65 or digest[64:] != b"\n":
         return None
+    start, sha256 = f.tell(), hashlib.sha256()
+    while chunk := f.read(1 << 20):
+        sha256.update(chunk)
+    if sha256.hexdigest().encode() != digest[:64]:
+        return None
+    f.seek(start)
     try:
         # Pickle can run code as it loads: kg loads only entries it wrote itself in the build's
         # cache folder (their digest checked above), never an input, and only kg.text's classes.
-        value = _Unpickler(io.BytesIO(body)).load()
+        value = _Unpickler(f).load()
     except Exception:  # noqa: BLE001 — whatever is wrong with an entry, it is a miss
         return None
     return value if _valid(value) else None
@@ -148,23 +165,26 @@ class ReadCache:
         """The entry of *key*, or None when there is none or it is not one kg wrote (a miss)."""
         encoded = _encode_key(key)
         try:
-            data = self._path(encoded).read_bytes()
+            with open(self._path(encoded), "rb") as f:
+                return _load(f, encoded)
         except OSError:  # none, or unreadable: read the input again
             return None
-        return _decode(data, encoded)
 
     def put(self, key: str, parsed: ParsedFile) -> None:
         """Keep *parsed* under *key*: written under a temporary name, then renamed over the entry."""
         encoded = _encode_key(key)
-        body = _dumps(parsed)
         path = self._path(encoded)
         tmp = None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=self.folder)
             with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + encoded + b"\n" + hashlib.sha256(body).hexdigest().encode() + b"\n")
-                f.write(body)
+                head = _MAGIC + encoded + b"\n"
+                f.write(head + b"0" * 64 + b"\n")  # the body's digest, written once the body is
+                body = _Hashed(f)
+                _dump(parsed, body)
+                f.seek(len(head))
+                f.write(body.sha256.hexdigest().encode())
             os.replace(tmp, path)
         except OSError as e:
             raise OutputError(f"{path}: cannot write the read cache ({_reason(e)})") from e

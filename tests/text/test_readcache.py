@@ -165,3 +165,36 @@ def test_a_cache_that_cannot_be_written_is_an_output_error(tmp_path):
     (tmp_path / "cache").write_text("a file where the cache folder goes")
     with pytest.raises(OutputError, match="cannot write the read cache"):
         read_papers([src], cache=ReadCache(tmp_path / "cache"))
+
+
+def test_an_entry_is_written_and_read_without_its_whole_body_in_memory(tmp_path):
+    """The pickle goes to the entry's file as it is made, and comes back from it, rather than as one
+    bytes object (then one more copy to read it from): for this 9.4 MB entry, writing took 12.5 MB
+    beside the records and reading 21.0 MB beside them before; 3.1 and 2.1 MB now."""
+    import gc
+    import tracemalloc
+
+    sentence = "We study sampling scheme {} for graph neural networks on molecules, citations and road networks. "
+    rows = [{"id": f"p{i}", "title": f"Paper {i} on sampling", "abstract": "".join(sentence.format(i * 10 + k) for k in range(15))}
+            for i in range(3_000)]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    parsed = kg.text.sources._parse(data, "rows.jsonl", ".jsonl")
+    cache = ReadCache(tmp_path)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        cache.put("the key", parsed)
+        put_peak = tracemalloc.get_traced_memory()[1]
+        size = sum(p.stat().st_size for p in (tmp_path / READ_CACHE).iterdir())
+        del parsed
+        gc.collect()
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        got = cache.get("the key")
+        held, get_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert size > 8_000_000 and len(got.items) == 3_000
+    assert put_peak < 0.6 * size, (put_peak, size)
+    assert get_peak - held < 0.5 * size and held - before > size, (get_peak, held, size)
+    assert got == kg.text.sources._parse(data, "rows.jsonl", ".jsonl")
