@@ -263,8 +263,8 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]], *, part
 
 class EdgeData(dict):
     """The data of the `cooccurs` edges that have the same attributes: one dict shared by them all,
-    so read-only. Those edges are the graph's largest part (millions at 100,000 abstracts, with a few
-    thousand distinct data), and a dict of their own cost each ~184 bytes of the ~390 it takes.
+    so read-only. Those edges are the graph's largest part (533,952 at 40,000 synthetic abstracts,
+    with 8,281 distinct data; millions at 100,000), and a dict of their own cost each 184 bytes.
 
     Changing one raises `TypeError`: edit a copy of the graph (``G.copy()`` gives each edge a dict
     of its own). A copy or pickle of the graph keeps the sharing (`copy.deepcopy` returns it as is)."""
