@@ -403,10 +403,11 @@ def parse_json(text: str) -> object:
 
 def json_rows(name: str, text: str | Lines, notes: list[Diagnostic], skipped: dict[str, int]):
     """(row number, value) of each row of the JSON Lines *text* (of the file *name*; or its
-    `Lines`) that kg reads: rows split at line ends only (`split_lines`), a byte-order mark at a row's start dropped, blank
-    rows passed over; a row over `MAX_RECORD_CHARS`, not JSON or nested too deep is skipped with a
-    warning (counted in *skipped*), and escaped unpaired surrogates are U+FFFD with a warning.
-    Every reader of JSON Lines (kg's rows, OpenAlex works, arXiv records) reads rows so."""
+    `Lines`) that kg reads: rows split at line ends only (`split_lines`), a byte-order mark at a
+    row's start dropped, blank rows passed over; a row over `MAX_RECORD_CHARS`, not JSON or nested
+    too deep is skipped with a warning (counted in *skipped*), and escaped unpaired surrogates are
+    U+FFFD with a warning. Every reader of JSON Lines (kg's rows, OpenAlex works, arXiv records)
+    reads rows so."""
     for row, line in enumerate(text if isinstance(text, Lines) else split_lines(text), start=1):
         line = line.removeprefix("\ufeff")  # files joined with cat: each may start with its byte-order mark
         if not line.strip():
