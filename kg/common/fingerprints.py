@@ -1,6 +1,7 @@
 """What a result kg keeps depends on besides its inputs: the digest of a folder of kg's own files and
 the versions of the libraries that made it (the build's key, `kg.pipeline.manifest`; the read cache's,
-`kg.text.readcache`)."""
+`kg.text.readcache`), and the digest of what kg writes, taken as it is written (`HashingFile`: the
+manifest's outputs, the read cache's entries)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["folder_digest", "library_versions"]
+__all__ = ["HashingFile", "folder_digest", "library_versions"]
 
 
 def folder_digest(folder: Path, suffixes: tuple[str, ...] | None = None) -> str:
@@ -34,3 +35,19 @@ def library_versions(names: Iterable[str]) -> dict[str, str]:
         except PackageNotFoundError:
             found[name] = "missing"
     return found
+
+
+class HashingFile:
+    """A binary file *f* written through, keeping the SHA-256 of what was written to it (`sha256`):
+    a digest of what is written without holding it."""
+
+    def __init__(self, f) -> None:
+        self._f = f
+        self.sha256 = hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.sha256.update(data)
+        return self._f.write(data)
+
+    def flush(self) -> None:
+        self._f.flush()

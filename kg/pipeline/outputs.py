@@ -5,7 +5,6 @@ memory (`render_outputs`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import networkx as nx
 
+from kg.common.fingerprints import HashingFile
 from kg.errors import OutputError, OutputsWritten
 from kg.extract.keyphrases import PaperKeyphrases
 from kg.graph.build import concept_node, paper_node
@@ -108,20 +108,12 @@ def _umask() -> int:
     return mask
 
 
-class _Hashing:
+class _Hashing(HashingFile):
     """A binary file that keeps the SHA-256 of what is written to it (for the manifest)."""
 
     def __init__(self, f, folder: Path | None = None) -> None:
-        self._f = f
+        super().__init__(f)
         self.folder = folder  # where a writer that needs a file of its own may make a temporary one
-        self.sha256 = hashlib.sha256()
-
-    def write(self, data) -> int:
-        self.sha256.update(data)
-        return self._f.write(data)
-
-    def flush(self) -> None:
-        self._f.flush()
 
 
 class Staging:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
-from kg.common.fingerprints import folder_digest, library_versions
+from kg.common.fingerprints import HashingFile, folder_digest, library_versions
 from kg.errors import OutputError
 from kg.text.files import Diagnostic
 from kg.text.papers import Prepared
@@ -71,18 +71,6 @@ def _dump(parsed: ParsedFile, f) -> None:
     pickler = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {**copyreg.dispatch_table, **_REDUCERS}
     pickler.dump(parsed)
-
-
-class _Hashed:
-    """A binary file *f* written through, with the SHA-256 of what was written: an entry's body
-    goes to its file as it is pickled, not held whole first (as large as the file's text)."""
-
-    def __init__(self, f) -> None:
-        self.f, self.sha256 = f, hashlib.sha256()
-
-    def write(self, data) -> int:
-        self.sha256.update(data)
-        return self.f.write(data)
 
 
 class _Unpickler(pickle.Unpickler):
@@ -181,7 +169,7 @@ class ReadCache:
             with os.fdopen(fd, "wb") as f:
                 head = _MAGIC + encoded + b"\n"
                 f.write(head + b"0" * 64 + b"\n")  # the body's digest, written once the body is
-                body = _Hashed(f)
+                body = HashingFile(f)  # the body goes to its file as it is pickled, not held whole first
                 _dump(parsed, body)
                 f.seek(len(head))
                 f.write(body.sha256.hexdigest().encode())
