@@ -23,7 +23,7 @@ sentences), each built by ``kg.build(..., embedder=HashEmbedder(), executor=...,
 in a subprocess as a user's build runs (the real spaCy candidates, ranking, merge, graph, RDF,
 views and store; fake vectors), once cold and once warm (the extraction from the cache, every
 stage after it again). While it runs, every process under it is sampled every 0.2 s and given
-a role (`process_role`): the client, the Dask workers, the forked writer of the views, the
+a role (`process_role`): the client, the Dask workers, the forked writers of the views, the
 store loader, the model process. Per size: wall time, the time after extraction, each role's
 peak, triples and concepts; then the client's peak against N (least squares, bytes per
 abstract) and its ratio to the smallest size's.
@@ -205,8 +205,8 @@ def _status(pid: int) -> tuple[int, int] | None:
         return None
 
 
-def process_role(cmdline: list[str], ppid: int, client_pid: int, client_cmdline: list[str]) -> str:
-    """What a process of the build is, from its command line and parent."""
+def process_role(cmdline: list[str], client_cmdline: list[str]) -> str:
+    """What a process of the build (not the client) is, from its command line and the client's."""
     text = " ".join(cmdline)
     if "_store_main" in text:
         return "store loader"
@@ -218,7 +218,7 @@ def process_role(cmdline: list[str], ppid: int, client_pid: int, client_cmdline:
         return "dask worker"
     if "distributed.cli" in text or "dask-scheduler" in text or "dask scheduler" in text:
         return "dask scheduler"
-    if cmdline == client_cmdline and ppid == client_pid:
+    if cmdline == client_cmdline:  # forked by the client, or by its views writer (the map files' writer)
         return "views writer (fork)"
     name = Path(cmdline[0]).name if cmdline else "?"
     return f"other ({name})"
@@ -244,13 +244,13 @@ def watch(proc: subprocess.Popen, interval: float = 0.2) -> dict:
         total = 0
         for p in procs:
             try:
-                cmd, ppid, key = p.cmdline(), p.ppid(), (p.pid, p.create_time())
+                cmd, key = p.cmdline(), (p.pid, p.create_time())
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
             mem = _status(p.pid)
             if mem is None:
                 continue
-            role = "client" if p.pid == client.pid else process_role(cmd, ppid, client.pid, client_cmd)
+            role = "client" if p.pid == client.pid else process_role(cmd, client_cmd)
             rec = seen.get(key)
             if rec is None or rec["role"] != role:  # new, or it has exec'd: a new high-water mark
                 rec = seen[key] = {"pid": p.pid, "role": role, "cmd": " ".join(cmd)[:200], "rss": 0, "hwm": 0,

@@ -54,6 +54,44 @@ def test_a_killed_view_writer_is_an_output_error_and_leaves_the_previous_outputs
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
 
 
+def test_the_map_files_are_written_beside_the_other_views_and_their_writer_killed_changes_nothing(
+        tmp_path, hash_embedder, nlp, monkeypatch):
+    # graph.gexf and map.json are written by a process the views writer forks once the map is laid out
+    import os
+
+    import kg.graph.mapfiles
+
+    out = tmp_path / "out"
+    real_gexf, real_page = kg.graph.mapfiles.write_gexf, kg.view.page.render_page
+
+    def gexf(*args, **kwargs):
+        (tmp_path / "gexf-writer").write_text(str(os.getpid()))
+        return real_gexf(*args, **kwargs)
+
+    def page(*args, **kwargs):
+        (tmp_path / "page-writer").write_text(str(os.getpid()))
+        return real_page(*args, **kwargs)
+
+    monkeypatch.setattr(kg.graph.mapfiles, "write_gexf", gexf)
+    monkeypatch.setattr(kg.view.page, "render_page", page)
+    first = kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
+    writers = {int((tmp_path / name).read_text()) for name in ("gexf-writer", "page-writer")}
+    assert len(writers | {os.getpid()}) == 3
+    assert {"graph.gexf", "map.json"} <= {p.name for p in first.files}
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    parent = os.getpid()
+
+    def dies(*args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(3)
+        raise AssertionError("graph.gexf is written in a forked process")
+
+    monkeypatch.setattr(kg.graph.mapfiles, "write_gexf", dies)
+    with pytest.raises(OutputError, match=r"the process writing graph.gexf and map.json stopped \(exit code 3\); the previous outputs"):
+        kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
+
+
 def test_a_write_error_is_an_output_error_and_leaves_no_temporary_file(tmp_path, hash_embedder, nlp, monkeypatch):
     out = tmp_path / "out"
     kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)

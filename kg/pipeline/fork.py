@@ -15,9 +15,12 @@ class Forked:
     copying), whose result `result` gives, or whose exception it raises. Where the platform
     cannot fork (or a fork fails), ``fn()`` runs at once, in this process. *doing* names its work
     in the error raised when the process stops before it gives a result; *nice* lowers its
-    priority (`os.nice`): it then runs on what CPU the processes it runs beside leave."""
+    priority (`os.nice`): it then runs on what CPU the processes it runs beside leave. With *forks*, ``fn`` may
+    itself run a `Forked` (its process is not a daemon, which multiprocessing forbids to start processes); it dies
+    with this process all the same (`kg.common.processes.dies_with_parent`), and `stop` ends it."""
 
-    def __init__(self, fn: Callable[[], object], *, doing: str = "writing the outputs", nice: int = 0) -> None:
+    def __init__(self, fn: Callable[[], object], *, doing: str = "writing the outputs", nice: int = 0,
+                 forks: bool = False) -> None:
         import multiprocessing
 
         self._proc, self._doing = None, doing
@@ -27,7 +30,8 @@ class Forked:
             from kg.common.processes import dies_with_parent
 
             try:
-                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent(), doing, nice), daemon=True)
+                proc = ctx.Process(target=_send_outcome, args=(fn, send, dies_with_parent(), doing, nice),
+                                   daemon=not forks)
                 proc.start()
                 self._proc = proc
             except OSError:  # no memory or process left for a fork

@@ -22,7 +22,7 @@ from kg.graph.io import graph_json_view, write_graph_json
 from kg.text.chars import utf8
 from kg.text.sources import Paper
 
-__all__ = ["OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_explorer", "emit_outputs", "emit_views", "entity_rows", "entity_stats",
+__all__ = ["MAP_FILES", "OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_explorer", "emit_map_files", "emit_outputs", "emit_views", "entity_rows", "entity_stats",
            "keyphrase_records", "keyphrase_rows", "output_files", "render_outputs", "signals_held", "write_records"]
 
 OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json",
@@ -236,9 +236,10 @@ VIEW_FILES = ("graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json", 
 
 
 def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stats: dict, title: str = "kg",
-               entities: Iterable[dict] | None = None) -> None:
+               entities: Iterable[dict] | None = None, map_files: bool = True) -> None:
     """Write the `VIEW_FILES` of a build, as `emit_outputs` does (``keyphrases.jsonl`` only with
-    *records*, ``entities.jsonl`` only with *entities*: a build writes both before the map, `_write`)."""
+    *records*, ``entities.jsonl`` only with *entities*: a build writes both before the map, `_write`;
+    the `MAP_FILES` only with *map_files*: a build writes them in a process of their own, `emit_map_files`)."""
     from kg.view.mapdata import MapSettings, map_payload, with_abstracts
     from kg.view.page import render_page
 
@@ -255,13 +256,22 @@ def emit_views(G: nx.Graph, open_output, *, records: Iterable[dict] | None, stat
         write_graph_json(graph_json_view(G), f)
     with open_output("stats.json") as f:
         f.write(utf8(json.dumps(stats, ensure_ascii=False, indent=2, sort_keys=True) + "\n"))
+    if map_files:
+        emit_map_files(G, open_output, title=title)
+    emit_explorer(G, open_output, payload=served)
+
+
+MAP_FILES = ("graph.gexf", "map.json")  # the map for Gephi and VOSviewer: read from the graph alone, not from the stats
+
+
+def emit_map_files(G: nx.Graph, open_output, *, title: str = "kg") -> None:
+    """Write the `MAP_FILES` of a laid-out graph, as `emit_views` does."""
     from kg.graph.mapfiles import write_gexf, write_vosviewer_json
 
     with open_output("graph.gexf") as f:
         write_gexf(G, f)
     with open_output("map.json") as f:
         write_vosviewer_json(G, f, title=title)
-    emit_explorer(G, open_output, payload=served)
 
 
 def emit_explorer(G: nx.Graph, open_output, *, payload: dict | None = None) -> None:

@@ -41,8 +41,10 @@ from kg.pipeline.manifest import (
     write_manifest,
 )
 from kg.pipeline.outputs import (
+    MAP_FILES,
     VIEW_FILES,
     Staging,
+    emit_map_files,
     emit_views,
     entity_rows,
     entity_stats,
@@ -432,14 +434,29 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
         # the map's positions, then the files that are not RDF, with the figures that go into
         # stats.json: in a second process (when the platform can fork) while this one writes the
         # RDF, which needs the clusters but no position (on failure, the except below removes
-        # what it wrote); each file's time a span; the positions go back to this process's graph
+        # what it wrote); each file's time a span; the positions go back to this process's graph.
+        # The map files for Gephi and VOSviewer are written by a third, forked from the second once the
+        # map is laid out: once the RDF is written, the files left take both cores rather than one
         spans = Timeline()
         with spans.stage("map layout"):
             add_layout(G, cmap, membership)
-        with spans.stage("stats figures"):
-            stats = graph_stats(G) | stats_input
-        emit_views(G, spans.files(staging.open), records=None, stats=stats, title="kg")
+        beside = Forked(map_files, doing="writing graph.gexf and map.json")
+        try:
+            with spans.stage("stats figures"):
+                stats = graph_stats(G) | stats_input
+            emit_views(G, spans.files(staging.open), records=None, stats=stats, title="kg", map_files=False)
+            written, (more, peaks) = beside.result()
+        except BaseException:
+            beside.stop()
+            raise
+        staging.adopt(written)
+        spans.extend(more, peaks=peaks)
         return stats, staging.written(), (spans.spans(), spans.peaks()), map_positions(G)
+
+    def map_files() -> tuple[dict, tuple]:
+        spans = Timeline()
+        emit_map_files(G, spans.files(staging.open), title="kg")
+        return {name: staging.written()[name] for name in MAP_FILES}, (spans.spans(), spans.peaks())
 
     loading = side = None
     committed = False
@@ -462,7 +479,7 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
             cmap = concept_map(G)
             membership = add_clusters(G, cmap)  # seen by every output; the positions by the views alone
         with timeline.stage("fork views writer"):
-            side = Forked(views, nice=VIEWS_NICE)
+            side = Forked(views, nice=VIEWS_NICE, forks=True)
         cmap = membership = None  # the views writer's alone from here (its fork's copy, or used already): not held while the RDF is written
         from kg.rdf.write import write_rdf
 

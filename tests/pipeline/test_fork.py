@@ -24,3 +24,12 @@ def test_a_nice_forked_process_runs_at_a_lower_priority_and_this_one_does_not():
     mine = os.nice(0)
     assert Forked(lambda: os.nice(0), nice=5).result() == min(mine + 5, 19)
     assert os.nice(0) == mine
+
+
+def test_a_forked_process_that_forks_runs_its_own_forked_function_in_a_third_process():
+    # (multiprocessing forbids a daemonic process to start one: the views writer forks the map files' writer)
+    def outer():
+        return os.getpid(), Forked(os.getpid).result()
+
+    views, maps = Forked(outer, forks=True).result()
+    assert len({os.getpid(), views, maps}) == 3
