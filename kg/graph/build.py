@@ -258,7 +258,7 @@ def _add_cooccurrence(G: nx.Graph, concepts_of: Mapping[str, list[str]], *, part
         return found
 
     data = map(data_of, zip(count.tolist(), which.tolist(), related.tolist()))
-    _add_shared_edges(G, zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
+    add_edges_as_they_are(G, zip([names[i] for i in first.tolist()], [names[i] for i in second.tolist()], data))
 
 
 class EdgeData(dict):
@@ -287,7 +287,7 @@ class EdgeData(dict):
         return self
 
 
-def _add_shared_edges(G: nx.Graph, edges) -> None:
+def add_edges_as_they_are(G: nx.Graph, edges) -> None:
     """``G.add_edges_from(edges)`` for (u, v, data) between nodes of *G*, each *data* kept as it
     is rather than copied into a new dict (networkx copies; `EdgeData` is shared). Where *G* has an
     edge already, its data and *data* are merged into a dict of its own, as networkx would."""

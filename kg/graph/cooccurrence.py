@@ -172,6 +172,11 @@ def _broader_codes(G: nx.Graph, nodes: tuple[str, ...], position: dict[str, int]
     return np.array(sorted(found), dtype=np.int64)
 
 
+def map_concepts(G: nx.Graph, *, min_papers: int = MAP_MIN_PAPERS, min_concepts: int = MAP_MIN_CONCEPTS) -> list[str]:
+    """The concepts `concept_map` puts on the map, sorted (its ``nodes``), without its links."""
+    return sorted(_map_concepts(G, dict(G.adjacency()), min_papers, min_concepts))
+
+
 def _map_concepts(G: nx.Graph, adjacency: dict, min_papers: int, min_concepts: int) -> list[str]:
     """The concepts on the map: see `concept_map`."""
     concepts = [(n, d.get("papers", 0)) for n, d in G.nodes(data=True) if d.get("kind") == "concept"]

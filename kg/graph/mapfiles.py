@@ -64,11 +64,12 @@ def _map_edges(G: nx.Graph, placed: set[str]):
     """(u, v, attributes) of `map_graph`, each link once: G's links among the placed nodes, then
     each placed concept's broader concepts that are placed and not linked to it already; the
     node ids as `_map_nodes` gives them."""
-    adj = G.adj
+    adj = dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
+    ids = {n: xml_text(n) for n in placed}  # each node's once (not at each of its links: millions at 200,000 abstracts)
     for u in sorted(placed):
         for v, e in sorted(adj[u].items()):
             if v in placed and u < v and e.get("kind") in _MAP_LINKS:
-                yield xml_text(u), xml_text(v), {"kind": e["kind"], "weight": float(e.get("count", 1))}
+                yield ids[u], ids[v], {"kind": e["kind"], "weight": float(e.get("count", 1))}
     seen: set[tuple[str, str]] = set()
     for u in sorted(placed):
         for b in G.nodes[u].get("broader", []):
@@ -76,7 +77,7 @@ def _map_edges(G: nx.Graph, placed: set[str]):
             if b not in placed or pair in seen or (u != b and adj[u].get(b, {}).get("kind") in _MAP_LINKS):
                 continue
             seen.add(pair)
-            yield xml_text(u), xml_text(b), {"kind": "broader", "weight": 1.0}
+            yield ids[u], ids[b], {"kind": "broader", "weight": 1.0}
 
 
 _GEXF_BLOCK = 5000  # nodes or edges made into XML text at a time
@@ -99,10 +100,11 @@ def write_gexf(G: nx.Graph, f) -> None:
     placed = _placed(G)
     declared: dict[tuple[str, str], tuple[str, str]] = {}  # (class, title): (id, type), in networkx's order
     edge_ids = count()
+    known: tuple[dict, dict] = ({}, {})  # the escaped ids and the attvalues of the edges met, for the next edges
     with tempfile.TemporaryFile() as body:
         _write_blocks(body, _map_nodes(G, placed), lambda block: _nodes_xml(_merged_nodes(block), declared))
         nodes_end = body.tell()
-        _write_blocks(body, _map_edges(G, placed), lambda block: _edges_xml(_graph_edges(block), edge_ids, declared))
+        _write_blocks(body, _map_edges(G, placed), lambda block: _edges_xml(_graph_edges(block), edge_ids, declared, known))
         edges_end = body.tell()
         f.write(_gexf_head(declared).encode("utf-8") + b"<nodes>")
         body.seek(0)
@@ -160,12 +162,27 @@ def _nodes_xml(nodes: dict, declared: dict) -> str:
     return "".join(out)
 
 
-def _edges_xml(edges, ids, declared: dict) -> str:
+def _edges_xml(edges, ids, declared: dict, known: tuple[dict, dict]) -> str:
     """The ``<edge>`` elements of *edges* (u, v, `_map_edges` attributes), each numbered by the
-    next of *ids*, with its weight and the attvalues of the rest."""
-    return "".join(f'<edge source="{_escape(u)}" target="{_escape(v)}" id="{i}" weight="{d["weight"]}">'
-                   f'{_attvalues("edge", d, declared)}</edge>'
-                   for (u, v, d), i in zip(edges, ids))
+    next of *ids*, with its weight and the attvalues of the rest. *known* keeps what the edges of
+    earlier blocks gave: each node's escaped id, and the attvalues of each kind of an edge whose only
+    other datum is its weight (a node has many links, and the edges have a few kinds)."""
+    escaped, kinds = known
+    out = []
+    for (u, v, d), i in zip(edges, ids):
+        source, target = escaped.get(u), escaped.get(v)
+        if source is None:
+            source = escaped[u] = _escape(u)
+        if target is None:
+            target = escaped[v] = _escape(v)
+        if len(d) == 2 and "weight" in d and type(d.get("kind")) is str:
+            values = kinds.get(d["kind"])
+            if values is None:
+                values = kinds[d["kind"]] = _attvalues("edge", d, declared)
+        else:
+            values = _attvalues("edge", d, declared)
+        out.append(f'<edge source="{source}" target="{target}" id="{i}" weight="{d["weight"]}">{values}</edge>')
+    return "".join(out)
 
 
 _GEXF_OWN = {"node": ("label", "viz"), "edge": ("weight",)}  # data GEXF holds elsewhere than in attvalues
@@ -251,16 +268,17 @@ def vosviewer_map(G: nx.Graph, *, title: str = "kg") -> dict:
     on_map = set(concepts)
     degree: dict[str, int] = defaultdict(int)
     strength: dict[str, int] = defaultdict(int)
+    adj, nodes = dict(G.adjacency()), G.nodes  # plain dicts: networkx's views cost a call per item
     for u in concepts:
-        for v, e in sorted(G[u].items()):
+        for v, e in sorted(adj[u].items()):
             if v in on_map and u < v and e.get("kind") == "cooccurs":
                 links.append({"source_id": u, "target_id": v, "strength": int(e["count"])})
                 for n in (u, v):
                     degree[n] += 1
                     strength[n] += int(e["count"])
     for n in concepts:
-        d = G.nodes[n]
-        years = [G.nodes[p]["year"] for p, e in G[n].items() if e.get("kind") == "subject" and G.nodes[p].get("year") is not None]
+        d = nodes[n]
+        years = [nodes[p]["year"] for p, e in adj[n].items() if e.get("kind") == "subject" and nodes[p].get("year") is not None]
         item = {"id": n, "label": d["label"], "x": d["x"], "y": -d["y"]}
         if d.get("cluster") is not None and d["cluster"] <= VOSVIEWER_MAX_CLUSTER:
             item["cluster"] = int(d["cluster"])

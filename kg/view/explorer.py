@@ -82,8 +82,9 @@ class Explorer:
         self._subjects: dict[str, list[tuple[str, float]]] = defaultdict(list)  # concept -> (paper, score), best first
         self._paper_concepts: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # paper -> (concept, edge), by rank
         self._venue_papers: dict[str, list[str]] = defaultdict(list)
+        adj = dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
         for p in self.papers:
-            for v, d in G.adj[p].items():
+            for v, d in adj[p].items():
                 if d.get("kind") == "subject" and self.kind.get(v) == "concept":
                     self._subjects[v].append((p, _score(d)))
                     self._paper_concepts[p].append((v, d))

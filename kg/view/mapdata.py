@@ -247,7 +247,7 @@ def _cooccurrences(G: nx.Graph, concepts: list[str], drawn: list[int], budget: i
     on_map = {concepts[i]: i for i in drawn}
     ci = {c: i for i, c in enumerate(concepts)}
     links, related = [], [[] for _ in concepts]
-    nodes, adj = G.nodes, G.adj
+    nodes, adj = G.nodes, dict(G.adjacency())  # plain dicts: networkx's views cost a call per item
     for i, c in enumerate(concepts):
         drawn_here = c in on_map
         if not drawn_here and _int(nodes[c].get("papers")) < 2:

@@ -44,6 +44,32 @@ def test_the_projection_keeps_the_map_concepts_their_links_and_the_venues_paper_
     assert {k: v for k, v in P.graph.items() if k != "projection"} == G.graph
 
 
+def test_the_projection_is_the_graph_add_edge_makes_its_shared_data_kept_and_the_rest_its_own():
+    import networkx as nx
+
+    from kg.graph.build import EdgeData
+
+    G = fixture_graph()
+    (u, v), (x, y) = [(u, v) for u, v, d in G.edges(data=True) if d["kind"] == "cooccurs"][:2]
+    shared, plain = EdgeData(G.edges[u, v]), dict(G.edges[x, y])
+    G._adj[u][v] = G._adj[v][u] = shared  # as a build's co-occurrence edges are
+    G._adj[x][y] = G._adj[y][x] = plain  # as those of a graph read from graph.json are
+    P = map_projection(G, limit=5)
+    made = nx.Graph()  # what map_projection made with networkx's add_node and add_edge
+    made.graph.update(P.graph)
+    made.add_nodes_from(P.nodes(data=True))
+    kept = set(concept_map(G).nodes)
+    for a in sorted(kept):
+        for b, e in G.adj[a].items():
+            if b in kept and a < b:
+                made.add_edge(a, b, **e)
+    assert nx.node_link_data(P, edges="links") == nx.node_link_data(made, edges="links")
+    assert all(list(P.adj[n]) == list(made.adj[n]) for n in P)  # each node's neighbours in the same order
+    assert P.adj[u][v] is shared and P.adj[x][y] == plain and P.adj[x][y] is not plain
+    P.edges[x, y]["weight"] = 1
+    assert "weight" not in G.edges[x, y]
+
+
 def test_a_projection_is_its_own_projection():
     P = map_projection(fixture_graph(), limit=5)
     assert map_projection(P, limit=5) is P and graph_json_view(P, max_papers=0) is P

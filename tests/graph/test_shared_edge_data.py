@@ -21,7 +21,7 @@ def cooccurs(G: nx.Graph) -> list[dict]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_graph_is_the_one_networkx_makes_with_a_dict_an_edge(seed, monkeypatch):
     shared = build_graph(*inputs(seed))
-    monkeypatch.setattr(build, "_add_shared_edges", lambda G, edges: G.add_edges_from(edges))
+    monkeypatch.setattr(build, "add_edges_as_they_are", lambda G, edges: G.add_edges_from(edges))
     copied = build_graph(*inputs(seed))
     assert len(cooccurs(copied)) > 100
     assert all(type(d) is dict for d in cooccurs(copied))
@@ -69,19 +69,19 @@ def test_an_edge_there_already_keeps_its_data_merged_in_a_dict_of_its_own():
     G.add_edge("a", "b", kind="other", note="kept")
     G.add_node("c")
     shared = EdgeData(kind="cooccurs", count=2, association=0.5, related=False)
-    build._add_shared_edges(G, [("a", "b", shared), ("a", "c", shared), ("b", "c", shared)])
+    build.add_edges_as_they_are(G, [("a", "b", shared), ("a", "c", shared), ("b", "c", shared)])
     assert G.edges["a", "b"] == {"kind": "cooccurs", "note": "kept", "count": 2, "association": 0.5, "related": False}
     assert type(G.edges["a", "b"]) is dict
     assert G.edges["a", "c"] is shared and G.edges["b", "c"] is shared
     assert list(G.adj["c"]) == ["a", "b"]
     with pytest.raises(ValueError, match="no node 'd'"):
-        build._add_shared_edges(G, [("a", "d", shared)])
+        build.add_edges_as_they_are(G, [("a", "d", shared)])
 
 
 def test_networkx_cached_conversions_are_dropped_when_the_edges_are_added():
     G = nx.Graph([("a", "b")])
     G.__networkx_cache__["stale"] = "a conversion of the graph before its new edges"
-    build._add_shared_edges(G, [("a", "b", EdgeData(kind="cooccurs"))])
+    build.add_edges_as_they_are(G, [("a", "b", EdgeData(kind="cooccurs"))])
     assert "stale" not in G.__networkx_cache__
 
 
