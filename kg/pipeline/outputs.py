@@ -22,8 +22,9 @@ from kg.graph.io import graph_json_view, write_graph_json
 from kg.text.chars import utf8
 from kg.text.sources import Paper
 
-__all__ = ["MAP_FILES", "OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_explorer", "emit_map_files", "emit_outputs", "emit_views", "entity_rows", "entity_stats",
-           "keyphrase_records", "keyphrase_rows", "output_files", "render_outputs", "signals_held", "write_records"]
+__all__ = ["MAP_FILES", "OUTPUT_FILES", "VIEW_FILES", "Staging", "emit_explorer", "emit_map_files", "emit_outputs", "emit_views",
+           "entity_rows", "entity_stats", "keyphrase_records", "keyphrase_rows", "output_files", "render_outputs", "signals_held",
+           "write_records"]
 
 OUTPUT_FILES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.html", "keyphrases.jsonl", "entities.jsonl", "graph.json",
                 "stats.json", "graph.gexf", "map.json", "explorer.json", "explorer-search.sqlite")
