@@ -36,21 +36,29 @@ def test_a_failed_build_leaves_the_previous_outputs_whole(tmp_path, hash_embedde
 def test_a_killed_view_writer_is_an_output_error_and_leaves_the_previous_outputs_whole(tmp_path, hash_embedder, nlp, monkeypatch):
     # The HTML, graph.json, keyphrases.jsonl and stats.json are written by a forked process while
     # the build writes the RDF; if that process dies, the build says so and changes nothing.
-    import os
-
     out = tmp_path / "out"
     kg.build([abstracts(tmp_path)], out, embedder=hash_embedder, nlp=nlp)
+    killed_in_a_fork(tmp_path, out, monkeypatch, kg.view.page, "render_page",
+                     r"the process writing the outputs stopped \(exit code 3\); the previous outputs are unchanged",
+                     embedder=hash_embedder, nlp=nlp)
+
+
+def killed_in_a_fork(tmp_path, out, monkeypatch, module, name: str, stopped: str, *, embedder, nlp) -> None:
+    """A build whose *module*.*name* kills the forked process it runs in fails with an OutputError matching
+    *stopped*, and leaves the outputs in *out* as they were, with no temporary file."""
+    import os
+
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     parent = os.getpid()
 
     def dies(*args, **kwargs):
         if os.getpid() != parent:
             os._exit(3)
-        raise AssertionError("the HTML is rendered in the forked process")
+        raise AssertionError(f"{name} runs in a forked process")
 
-    monkeypatch.setattr(kg.view.page, "render_page", dies)
-    with pytest.raises(OutputError, match=r"the process writing the outputs stopped \(exit code 3\); the previous outputs are unchanged"):
-        kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
+    monkeypatch.setattr(module, name, dies)
+    with pytest.raises(OutputError, match=stopped):
+        kg.build([abstracts(tmp_path, 5)], out, embedder=embedder, nlp=nlp)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
 
 
@@ -78,18 +86,9 @@ def test_the_map_files_are_written_beside_the_other_views_and_their_writer_kille
     writers = {int((tmp_path / name).read_text()) for name in ("gexf-writer", "page-writer")}
     assert len(writers | {os.getpid()}) == 3
     assert {"graph.gexf", "map.json"} <= {p.name for p in first.files}
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    parent = os.getpid()
-
-    def dies(*args, **kwargs):
-        if os.getpid() != parent:
-            os._exit(3)
-        raise AssertionError("graph.gexf is written in a forked process")
-
-    monkeypatch.setattr(kg.graph.mapfiles, "write_gexf", dies)
-    with pytest.raises(OutputError, match=r"the process writing graph.gexf and map.json stopped \(exit code 3\); the previous outputs"):
-        kg.build([abstracts(tmp_path, 5)], out, embedder=hash_embedder, nlp=nlp)
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # no temporary file either
+    killed_in_a_fork(tmp_path, out, monkeypatch, kg.graph.mapfiles, "write_gexf",
+                     r"the process writing graph.gexf and map.json stopped \(exit code 3\); the previous outputs",
+                     embedder=hash_embedder, nlp=nlp)
 
 
 def test_a_write_error_is_an_output_error_and_leaves_no_temporary_file(tmp_path, hash_embedder, nlp, monkeypatch):
