@@ -456,7 +456,8 @@ def _write(out, options: _Options, merged: _Merged, *, timeline: Timeline, lock=
     def map_files() -> tuple[dict, tuple]:
         spans = Timeline()
         emit_map_files(G, spans.files(staging.open), title="kg")
-        return {name: staging.written()[name] for name in MAP_FILES}, (spans.spans(), spans.peaks())
+        written = staging.written()
+        return {name: written[name] for name in MAP_FILES}, (spans.spans(), spans.peaks())
 
     loading = side = None
     committed = False
